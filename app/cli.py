@@ -1,0 +1,60 @@
+"""`ttr`: the command line. Each subcommand lives beside the stage it drives.
+
+A subcommand module exposes `add_arguments(parser)` and `run(args) -> int`; it imports heavy
+libraries (OpenCV, onnxruntime, Streamlit) inside `run`, so `ttr --help` and `ttr tally` start fast.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from scoring.errors import TtrError
+
+# name -> (module, one-line help). Order is the order shown by `ttr --help`.
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "tally": ("scoring.cli", "score a game file (claimed routes, tickets) exactly"),
+    "detect": ("vision.cli_detect", "read which player owns each track in board photos"),
+    "score": ("vision.cli_score", "read a photo, then tally it with a game file"),
+    "calibrate": ("calibration.cli_calibrate", "adapt the reader to your own empty board"),
+    "render": ("vision.synth.cli", "render synthetic end-of-game photos with exact truth"),
+    "template": ("calibration.cli_template", "measure or check the board template"),
+    "train": ("models.train", "train the space classifier and export it to ONNX"),
+    "app": ("app.launch", "start the Streamlit app"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ttr",
+        description="Ticket to Ride (USA) board reader and exact scorer.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module_name, help_text) in SUBCOMMANDS.items():
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        module = importlib.import_module(module_name)
+        module.add_arguments(p)
+        p.set_defaults(_module=module)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args._module.run(args) or 0)
+    except TtrError as e:
+        print(f"ttr: error: {e}", file=sys.stderr)
+        return e.exit_status
+    except KeyboardInterrupt:
+        print("ttr: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
