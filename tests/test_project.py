@@ -1,0 +1,36 @@
+"""Project-level checks: the installed command, package boundaries, what is installed."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+PACKAGES = ("scoring", "vision", "app", "calibration", "models")
+
+
+def test_ttr_help_lists_every_subcommand():
+    out = subprocess.run(["ttr", "--help"], capture_output=True, text=True, check=True).stdout
+    for name in ("tally", "detect", "score", "calibrate", "render", "template", "train", "app"):
+        assert name in out
+
+
+def test_scoring_imports_no_image_or_app_code():
+    """scoring is pure: importing all of it must not pull in vision, app, OpenCV or numpy."""
+    code = (
+        "import sys, pkgutil, importlib, scoring\n"
+        "for m in pkgutil.walk_packages(scoring.__path__, 'scoring.'):\n"
+        "    importlib.import_module(m.name)\n"
+        "bad = [m for m in ('vision', 'app', 'cv2', 'streamlit', 'onnxruntime') if m in sys.modules]\n"
+        "print(','.join(bad))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == ""
+
+
+@pytest.mark.skipif(not os.environ.get("TTR_TEST_INSTALLED"), reason="only when testing an installed copy (CI)")
+def test_packages_come_from_the_installed_copy():
+    import importlib
+
+    for name in PACKAGES:
+        path = importlib.import_module(name).__file__
+        assert "site-packages" in path, f"{name} imported from the source tree: {path}"
