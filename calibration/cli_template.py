@@ -1,10 +1,66 @@
-"""Placeholder: replaced by the module's owner (keeps `ttr --help` importable meanwhile)."""
+"""`ttr template`: measure the board template from a flattened empty board, or draw it over a photo.
+
+    ttr template measure FLATTENED_EMPTY.jpg --out FILE.json [--report]
+    ttr template overlay FLATTENED.jpg [--template FILE] --out OVERLAY.png
+
+A flattened photo is the board warped to its outer corners (any size with the board's 795:525
+proportions, e.g. 1500 x 990). OpenCV is imported inside `run` so `ttr --help` stays fast.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
 from scoring.errors import TtrError
 
 
 def add_arguments(parser):
-    parser.add_argument("rest", nargs="*")
+    sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    m = sub.add_parser("measure", help="measure every space, city and score cell on a flattened empty board")
+    m.add_argument("photo", help="flattened photo of the EMPTY board (warped to its outer corners)")
+    m.add_argument("--out", required=True, help="template JSON file to write")
+    m.add_argument("--debug", help="also write a picture of what was detected to this PNG")
+    o = sub.add_parser("overlay", help="draw the template over a flattened board photo")
+    o.add_argument("photo", help="flattened photo of the board (warped to its outer corners)")
+    o.add_argument("--template", help="template JSON file (default: the packaged USA template)")
+    o.add_argument("--out", required=True, help="PNG/JPEG file to write")
+    o.add_argument("--no-labels", action="store_true", help="leave out track ids and score numbers")
 
 
-def run(args):
-    raise TtrError("this command is not built yet")
+def _read_image(path: str):
+    import cv2
+
+    if not Path(path).is_file():
+        raise TtrError(f"no such photo: {path}")
+    image = cv2.imread(path, cv2.IMREAD_COLOR)
+    if image is None:
+        raise TtrError(f"cannot read {path} as an image")
+    return image
+
+
+def _write_image(path: str, image) -> None:
+    import cv2
+
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    if not cv2.imwrite(path, image):
+        raise TtrError(f"cannot write {path} (use a .png or .jpg name in a writable folder)")
+
+
+def run(args) -> int:
+    from calibration.template import load_template
+
+    image = _read_image(args.photo)
+    if args.action == "measure":
+        from calibration.measure import draw_measurement, measure_template
+
+        result = measure_template(image)
+        result.template.save(args.out)
+        print(result.summary())
+        if args.debug:
+            _write_image(args.debug, draw_measurement(image, result))
+        return 0
+    from calibration.measure import draw_template
+
+    template = load_template(args.template)
+    _write_image(args.out, draw_template(image, template, labels=not args.no_labels))
+    print(f"wrote {args.out}")
+    return 0
