@@ -1,10 +1,83 @@
-"""Placeholder: replaced by the module's owner (keeps `ttr --help` importable meanwhile)."""
-from scoring.errors import TtrError
+"""`ttr detect PHOTO... [--json] [--calibration DIR] [--overlay DIR]`: read who owns each track.
+
+With --json: one JSON object per photo per line (JSON Lines); a photo that cannot be read gives
+{"image": ..., "error": "..."} and the others are still read. Exit status 1 if any photo failed.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
 
 
 def add_arguments(parser):
-    parser.add_argument("rest", nargs="*")
+    parser.add_argument("photos", nargs="+", metavar="PHOTO", help="board photos (JPEG, PNG, WebP, HEIC)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object per photo per line")
+    parser.add_argument("--calibration", metavar="DIR", help="a folder made by `ttr calibrate`")
+    parser.add_argument("--overlay", metavar="DIR", help="write each flattened board with the reading drawn on it")
+    parser.add_argument("--no-classifier", action="store_true",
+                        help="use the colour evidence alone (no trained model)")
 
 
-def run(args):
-    raise TtrError("this command is not built yet")
+def summary(reading) -> str:
+    """A readable summary of one reading."""
+    lines = [f"{reading.image}: board found (orientation {reading.location.orientation}°), "
+             f"{reading.elapsed_ms:.0f} ms"]
+    claims = reading.claims()
+    by_id = {t.track_id: t for t in reading.tracks}
+    for colour, ids in sorted(claims.items()):
+        trains = sum(by_id[i].length for i in ids)
+        lines.append(f"  {colour:<7} {len(ids):>2} tracks, {trains:>2} trains: " +
+                     ", ".join(f"{by_id[i].a}-{by_id[i].b}" for i in ids))
+    if not claims:
+        lines.append("  no claimed tracks")
+    for w in reading.warnings:
+        lines.append(f"  warning: {w}")
+    return "\n".join(lines)
+
+
+def run(args) -> int:
+    from scoring.errors import TtrError
+    from vision.read import Reader
+
+    calibration = None
+    if args.calibration:
+        from calibration.fit import load_calibration
+
+        calibration = load_calibration(args.calibration)
+    reader = Reader(calibration, use_classifier=not args.no_classifier)
+    overlay_dir = Path(args.overlay) if args.overlay else None
+    if overlay_dir:
+        overlay_dir.mkdir(parents=True, exist_ok=True)
+    failed = 0
+    for photo in args.photos:
+        try:
+            reading = reader.read_path(photo)
+        except TtrError as e:
+            failed += 1
+            _emit_error(args, photo, str(e))
+            continue
+        except Exception as e:  # one bad photo must not stop the batch
+            failed += 1
+            _emit_error(args, photo, f"internal error: {type(e).__name__}: {e}")
+            continue
+        if overlay_dir:
+            import cv2
+
+            from vision.draw import draw_reading
+
+            cv2.imwrite(str(overlay_dir / (Path(photo).stem + "_overlay.jpg")),
+                        draw_reading(reading.flattened, reading), [cv2.IMWRITE_JPEG_QUALITY, 90])
+        if args.json:
+            print(json.dumps(reading.to_dict(), ensure_ascii=False), flush=True)
+        else:
+            print(summary(reading), flush=True)
+    return 1 if failed else 0
+
+
+def _emit_error(args, photo: str, message: str) -> None:
+    if args.json:
+        print(json.dumps({"image": photo, "error": message}, ensure_ascii=False), flush=True)
+    else:
+        print(f"{photo}: error: {message}", flush=True)
+    print(f"ttr: {photo}: {message}", file=sys.stderr)

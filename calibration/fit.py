@@ -1,0 +1,106 @@
+"""Fit the reader to a user's own board from photos of it EMPTY.
+
+In:  one or more photos of the empty board (any light, any angle the reader accepts).
+Out: `Calibration`: every space's empty colour (light-normalised median Lab of its inner part and
+     its spread), the median over the photos, saved as DIR/calibration.json; `load_calibration(DIR)`
+     reads it back for `read_board(..., calibration=...)`.
+
+Why it helps: printings differ (inks, paper, fading), and light normalisation against the paper
+brings every photo to one frame, so an empty space's colour measured once is what it looks like
+empty in any later photo. The reader compares each space with its own empty colour instead of the
+generic printed colour.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from scoring.errors import TtrError
+
+FILE_NAME = "calibration.json"
+FORMAT = 1
+
+
+class CalibrationError(TtrError):
+    """A calibration folder is missing, malformed or does not fit the board."""
+
+
+@dataclass(frozen=True)
+class Calibration:
+    empty_lab: np.ndarray  # (309, 3) light-normalised Lab of each space's inner part, board order
+    empty_spread: np.ndarray  # (309, 3) inter-quartile range of the same pixels
+    photos: tuple[str, ...] = ()
+    offsets_mm: np.ndarray | None = None  # (309, 2) small shift of each space from the template
+
+    def to_dict(self) -> dict:
+        d = {"format": FORMAT, "photos": list(self.photos),
+             "empty_lab": np.round(self.empty_lab, 2).tolist(),
+             "empty_spread": np.round(self.empty_spread, 2).tolist()}
+        if self.offsets_mm is not None:
+            d["offsets_mm"] = np.round(self.offsets_mm, 2).tolist()
+        return d
+
+    def save(self, out_dir: str | Path) -> Path:
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        p = out / FILE_NAME
+        p.write_text(json.dumps(self.to_dict()) + "\n", encoding="utf-8")
+        return p
+
+
+def load_calibration(path: str | Path) -> Calibration:
+    """Read DIR/calibration.json (or the file itself)."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / FILE_NAME
+    try:
+        d = json.loads(p.read_text(encoding="utf-8"))
+        lab = np.asarray(d["empty_lab"], dtype=float)
+        spread = np.asarray(d["empty_spread"], dtype=float)
+        off = np.asarray(d["offsets_mm"], dtype=float) if "offsets_mm" in d else None
+    except FileNotFoundError:
+        raise CalibrationError(f"no calibration at {path} (make one with `ttr calibrate`)") from None
+    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, ValueError) as e:
+        raise CalibrationError(f"calibration {p} is malformed ({type(e).__name__})") from None
+    if lab.shape != (309, 3) or spread.shape != (309, 3) or (off is not None and off.shape != (309, 2)):
+        raise CalibrationError(f"calibration {p} does not fit this board (309 spaces expected)")
+    return Calibration(lab, spread, tuple(d.get("photos", ())), off)
+
+
+def fit_calibration(photos: list[str], reader=None) -> tuple[Calibration, list[str]]:
+    """Measure every space on each empty-board photo and keep the median. Returns (calibration,
+    warnings). A photo that cannot be read raises its PhotoError/locator error."""
+    from vision.read import Reader
+
+    reader = reader or Reader(calibration=None, use_classifier=False)
+    labs, spreads, warnings = [], [], []
+    for photo in photos:
+        flat, loc = _flatten_photo(reader, photo)
+        ev = reader.evidence(flat)
+        labs.append(ev.lab)
+        spreads.append(ev.lab_spread)
+        # A calibration photo should be empty: say so if it looks played.
+        claimed = int((ev.probs[:, 0] < 0.5).sum())
+        if claimed > 30:
+            warnings.append(f"{photo}: {claimed} spaces do not look empty; is the board empty?")
+    lab = np.median(np.stack(labs), axis=0)
+    spread = np.median(np.stack(spreads), axis=0)
+    return Calibration(lab, spread, tuple(str(p) for p in photos)), warnings
+
+
+def _flatten_photo(reader, path: str):
+    from vision.image_io import load_photo, read_header
+    from vision.locate import locate_board
+    from vision.read import PX_PER_MM
+    from vision.rectify import flatten
+
+    w, h = read_header(path).size_wh
+    reduce = 1
+    while max(w, h) / (reduce * 2) >= 2000 and reduce < 8:
+        reduce *= 2
+    img = load_photo(path, reduce=reduce)
+    loc = locate_board(img)
+    return flatten(img, loc.corners_xy, px_per_mm=PX_PER_MM), loc

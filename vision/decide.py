@@ -1,0 +1,169 @@
+"""Decide who owns each track from per-space evidence, then settle doubtful tracks by the rules.
+
+In:  per track, a (length, 6) array of per-space log-likelihoods, one column per SPACE_CLASSES entry
+     ("empty", then the five player colours).
+Out: 100 `TrackReading`s (owner or None, confidence, doubtful flag).
+
+Why per track: a claimed track is covered end to end by ONE player's cars, so the evidence of its
+spaces adds up (sum of log-likelihoods per hypothesis), and one bad space cannot make a track
+half-claimed. Spaces are not independent (same light, same crop errors), so the sums are tempered
+before they become probabilities.
+
+Rules used to settle doubtful tracks (the best joint assignment that breaks none of them wins):
+- one player cannot own both tracks of a double route;
+- both tracks of a double are claimed only in 4-5 player games (players = colours seen);
+- a player has at most 45 trains.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from scoring.board import Board, load_board
+from vision.reading import PLAYER_COLORS, SPACE_CLASSES, TrackReading
+
+TRAINS_PER_PLAYER = 45
+# A track whose decided owner has a posterior below this is reported as doubtful.
+DOUBT_BELOW = 0.9
+
+
+@dataclass(frozen=True)
+class DecideConfig:
+    temperature: float = 2.0  # divides summed space log-likelihoods (spaces are correlated)
+    empty_prior: float = 0.0  # log-prior added to the "empty" hypothesis of every track
+    doubt_below: float = DOUBT_BELOW
+
+
+def track_scores(space_loglik: np.ndarray, cfg: DecideConfig) -> np.ndarray:
+    """(6,) tempered log-score per hypothesis (empty, red, blue, green, yellow, black) for one track."""
+    s = np.asarray(space_loglik, dtype=float).sum(axis=0) / cfg.temperature
+    s[0] += cfg.empty_prior
+    return s
+
+
+def _posterior(scores: np.ndarray, allowed: np.ndarray | None = None) -> np.ndarray:
+    s = np.where(allowed, scores, -np.inf) if allowed is not None else scores
+    m = s.max()
+    p = np.exp(s - m)
+    return p / p.sum()
+
+
+def decide_tracks(space_loglik: list[np.ndarray], space_probs: list[np.ndarray] | None = None,
+                  board: Board | None = None, cfg: DecideConfig = DecideConfig()) -> list[TrackReading]:
+    """Owner of every track (see module doc). `space_probs` (optional) is kept in the readings."""
+    board = board or load_board()
+    if len(space_loglik) != len(board.tracks):
+        raise ValueError(f"{len(space_loglik)} tracks of evidence, the board has {len(board.tracks)}")
+    scores = np.stack([track_scores(ll, cfg) for ll in space_loglik])  # (100, 6)
+    choice = scores.argmax(axis=1)
+    choice = settle_by_rules(scores, choice, board)
+
+    out = []
+    for t in board.tracks:
+        allowed = _allowed_hypotheses(t.id, choice, board)
+        post = _posterior(scores[t.id], allowed)
+        c = int(choice[t.id])
+        conf = float(post[c])
+        probs = space_probs[t.id] if space_probs is not None else np.exp(space_loglik[t.id])
+        out.append(TrackReading(track_id=t.id, a=t.a, b=t.b, color=t.color, length=t.length,
+                                owner=None if c == 0 else SPACE_CLASSES[c], confidence=conf,
+                                space_probs=np.asarray(probs, dtype=float),
+                                doubtful=conf < cfg.doubt_below))
+    return out
+
+
+def _players(choice: np.ndarray) -> set[int]:
+    return {int(c) for c in choice if c != 0}
+
+
+def _allowed_hypotheses(track_id: int, choice: np.ndarray, board: Board) -> np.ndarray:
+    """Which hypotheses track `track_id` may take given every other track's decision."""
+    allowed = np.ones(len(SPACE_CLASSES), dtype=bool)
+    t = board.tracks[track_id]
+    other = board.double_of(t)
+    if other is not None:
+        oc = int(choice[other.id])
+        if oc != 0:
+            allowed[oc] = False  # one player per double
+            others_players = _players(np.delete(choice, track_id))
+            if len(others_players) < 4:
+                # Claiming this track too would need a 4-5 player game; a new colour here counts.
+                for c in range(1, len(SPACE_CLASSES)):
+                    if len(others_players | {c}) < 4:
+                        allowed[c] = False
+    return allowed
+
+
+def trains_used(choice: np.ndarray, board: Board) -> dict[int, int]:
+    used: dict[int, int] = {}
+    for t in board.tracks:
+        c = int(choice[t.id])
+        if c:
+            used[c] = used.get(c, 0) + t.length
+    return used
+
+
+def settle_by_rules(scores: np.ndarray, choice: np.ndarray, board: Board) -> np.ndarray:
+    """Change the fewest-cost decisions until no rule is broken; returns the new choice (100,)."""
+    choice = np.array(choice, dtype=int)
+    doubles = []
+    seen = set()
+    for t in board.tracks:
+        o = board.double_of(t)
+        if o is not None and frozenset((t.id, o.id)) not in seen:
+            seen.add(frozenset((t.id, o.id)))
+            doubles.append((t.id, o.id))
+
+    for _ in range(3):  # player count depends on the choices; a few passes reach a fixed point
+        changed = False
+        # Doubles: best joint pair that keeps one player per double and, in 2-3 player games, one
+        # claimed track per double.
+        for i, j in doubles:
+            rest = np.delete(choice, [i, j])
+            best, best_pair = -np.inf, (choice[i], choice[j])
+            for ci in range(len(SPACE_CLASSES)):
+                for cj in range(len(SPACE_CLASSES)):
+                    if ci and cj:
+                        if ci == cj or len(_players(rest) | {ci, cj}) < 4:
+                            continue
+                    s = scores[i, ci] + scores[j, cj]
+                    if s > best:
+                        best, best_pair = s, (ci, cj)
+            if tuple(best_pair) != (choice[i], choice[j]):
+                choice[i], choice[j] = best_pair
+                changed = True
+        # Trains: a player over 45 loses the claim that costs least to give up.
+        while True:
+            used = trains_used(choice, board)
+            over = [c for c, n in used.items() if n > TRAINS_PER_PLAYER]
+            if not over:
+                break
+            c = over[0]
+            best_cost, best_move = np.inf, None
+            for t in board.tracks:
+                if choice[t.id] != c:
+                    continue
+                alt = scores[t.id].copy()
+                alt[c] = -np.inf
+                for k in np.argsort(-alt):
+                    if alt[k] == -np.inf:
+                        break
+                    if k and used.get(int(k), 0) + t.length > TRAINS_PER_PLAYER:
+                        continue
+                    cost = scores[t.id, c] - alt[k]
+                    if cost < best_cost:
+                        best_cost, best_move = cost, (t.id, int(k))
+                    break
+            if best_move is None:
+                break
+            choice[best_move[0]] = best_move[1]
+            changed = True
+        if not changed:
+            break
+    return choice
+
+
+def player_index(color: str) -> int:
+    """Column of a player colour in SPACE_CLASSES."""
+    return 1 + PLAYER_COLORS.index(color)

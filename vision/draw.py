@@ -1,0 +1,84 @@
+"""Annotators: draw a reading (or a longest path) on the flattened board, for people to check.
+
+Drawing is kept apart from reading: these take a flattened board (BGR uint8, template frame) and
+return a new annotated image; they change nothing else.
+"""
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+from vision.reading import Reading
+
+# BGR of each owner's outline (black cars are outlined in white so they stand out on dark spaces).
+OWNER_BGR = {
+    "red": (40, 40, 230),
+    "blue": (230, 120, 20),
+    "green": (40, 170, 40),
+    "yellow": (0, 220, 250),
+    "black": (255, 255, 255),
+}
+DOUBT_BGR = (255, 0, 255)
+
+
+def _track_quads_px(px_per_mm: float):
+    from calibration.template import load_template
+
+    t = load_template()
+    return [tr.spaces * px_per_mm for tr in t.tracks], {k: v * px_per_mm for k, v in t.cities.items()}
+
+
+def draw_reading(flattened: np.ndarray, reading: Reading, thickness: int = 3) -> np.ndarray:
+    """Each claimed track outlined in its owner's colour, doubtful tracks marked with a magenta '?'."""
+    out = flattened.copy()
+    quads, _ = _track_quads_px(reading.px_per_mm)
+    for t in reading.tracks:
+        q = quads[t.track_id]
+        if t.owner:
+            colour = OWNER_BGR.get(t.owner, (128, 128, 128))
+            for s in q:
+                pts = np.round(s).astype(np.int32).reshape(-1, 1, 2)
+                if t.owner == "black":
+                    cv2.polylines(out, [pts], True, (0, 0, 0), thickness + 2, cv2.LINE_AA)
+                cv2.polylines(out, [pts], True, colour, thickness, cv2.LINE_AA)
+        if t.doubtful:
+            c = q.reshape(-1, 2).mean(axis=0)
+            for s in q:
+                cv2.polylines(out, [np.round(s).astype(np.int32).reshape(-1, 1, 2)], True, DOUBT_BGR, 1,
+                              cv2.LINE_AA)
+            org = (int(c[0]) - 8, int(c[1]) + 10)
+            cv2.putText(out, "?", org, cv2.FONT_HERSHEY_SIMPLEX, 1.0, (0, 0, 0), 5, cv2.LINE_AA)
+            cv2.putText(out, "?", org, cv2.FONT_HERSHEY_SIMPLEX, 1.0, DOUBT_BGR, 2, cv2.LINE_AA)
+    return out
+
+
+def draw_path(flattened: np.ndarray, path, colour=(0, 0, 255), px_per_mm: float | None = None,
+              thickness: int = 6) -> np.ndarray:
+    """A route drawn as a thick line through its tracks' spaces.
+
+    `path`: a sequence of city names (consecutive cities joined by a track) or of track ids.
+    `px_per_mm` defaults to the image width / 795 mm.
+    """
+    from scoring.board import load_board
+
+    board = load_board()
+    px_per_mm = px_per_mm or flattened.shape[1] / board.board_mm[0]
+    quads, cities = _track_quads_px(px_per_mm)
+    path = list(path)
+    if path and isinstance(path[0], str):
+        ids = []
+        for a, b in zip(path, path[1:]):
+            between = board.tracks_between(a, b)
+            if not between:
+                raise ValueError(f"no track between {a} and {b}")
+            ids.append(between[0].id)
+    else:
+        ids = [int(i) for i in path]
+    out = flattened.copy()
+    for tid in ids:
+        t = board.tracks[tid]
+        pts = [cities[t.a]] + [s.mean(axis=0) for s in quads[tid]] + [cities[t.b]]
+        pts = np.round(np.array(pts)).astype(np.int32).reshape(-1, 1, 2)
+        cv2.polylines(out, [pts], False, (0, 0, 0), thickness + 4, cv2.LINE_AA)
+        cv2.polylines(out, [pts], False, tuple(int(c) for c in colour), thickness, cv2.LINE_AA)
+    return out

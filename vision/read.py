@@ -1,0 +1,156 @@
+"""Read one board photo: locate -> flatten -> cut spaces -> per-space evidence -> decide tracks.
+
+In:  a photo (BGR uint8, as displayed) and optionally a `calibration.fit.Calibration` of the user's
+     own empty board.
+Out: `vision.reading.Reading` (corners, the 100 tracks with owners and confidences, the flattened
+     board, warnings, elapsed time).
+
+`Reader` holds what is loaded once (template, classifier session) so a batch of photos pays for it
+once; `read_board` is the one-call form.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from scoring.board import load_board
+from vision.classify import ColourModel, EmptyReference, fuse, load_classifier
+from vision.decide import DecideConfig, decide_tracks
+from vision.reading import BoardLocation, Reading
+from vision.spaces import CropGeometry, crop_spaces, normalise_light
+
+PX_PER_MM = 2.0
+# Weights of the two evidence sources in the fused per-space log-likelihood.
+W_COLOUR = 1.0
+W_CLASSIFIER = 1.0
+CLASSIFIER_FLOOR = 1e-4  # probabilities below this are clipped (a net is never that sure off its data)
+
+
+@dataclass
+class SpaceEvidence:
+    """Everything measured on the spaces of one flattened board (for decide, draw and calibrate)."""
+
+    quads_px: np.ndarray  # (309, 4, 2)
+    track_ids: np.ndarray
+    lab: np.ndarray  # (309, 3)
+    lab_spread: np.ndarray
+    loglik: np.ndarray  # (309, 6) fused
+    probs: np.ndarray  # (309, 6) per-space probabilities (normalised fused likelihood)
+    classifier_probs: np.ndarray | None
+
+
+class Reader:
+    """Loads the template and the classifier once; `read(image)` per photo."""
+
+    def __init__(self, calibration=None, use_classifier: bool = True, model_path: str | None = None,
+                 decide_cfg: DecideConfig = DecideConfig()):
+        from calibration.template import load_template
+
+        self.board = load_board()
+        self.template = load_template()
+        self.calibration = calibration
+        self.classifier = load_classifier(model_path) if use_classifier else None
+        self.geometry = (CropGeometry(self.classifier.config.imgsz, self.classifier.config.side_mm)
+                         if self.classifier else CropGeometry())
+        self.decide_cfg = decide_cfg
+        quads, tids, idx = self.template.all_spaces()
+        if calibration is not None and getattr(calibration, "offsets_mm", None) is not None:
+            quads = quads + np.asarray(calibration.offsets_mm)[:, None, :]
+        self.quads_mm, self.track_ids, self.index = quads, tids, idx
+        self.printed = [self.board.tracks[t].color for t in tids]
+        self.colour = ColourModel()
+
+    # -- stages -------------------------------------------------------------------------------
+    def evidence(self, flattened: np.ndarray, px_per_mm: float = PX_PER_MM) -> SpaceEvidence:
+        quads_px = self.quads_mm * px_per_mm
+        norm = normalise_light(flattened, quads_px, px_per_mm)
+        sp = crop_spaces(norm, quads_px, px_per_mm, self.geometry, self.track_ids, self.index)
+        ref = None
+        if self.calibration is not None:
+            ref = EmptyReference(self.calibration.empty_lab, self.calibration.empty_spread, "calibration")
+        parts = [(self.colour.loglik(sp.lab, self.printed, self.track_ids, ref), W_COLOUR)]
+        cprobs = None
+        if self.classifier is not None:
+            cprobs = self.classifier.predict(sp.patches)
+            parts.append((np.log(np.clip(cprobs, CLASSIFIER_FLOOR, 1.0)), W_CLASSIFIER))
+        ll = fuse(parts)
+        p = np.exp(ll - ll.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+        return SpaceEvidence(quads_px, self.track_ids, sp.lab, sp.lab_spread, ll, p, cprobs)
+
+    def decide(self, ev: SpaceEvidence):
+        per_track_ll = [ev.loglik[self.track_ids == t.id] for t in self.board.tracks]
+        per_track_p = [ev.probs[self.track_ids == t.id] for t in self.board.tracks]
+        return decide_tracks(per_track_ll, per_track_p, self.board, self.decide_cfg)
+
+    def read_flattened(self, flattened: np.ndarray, location: BoardLocation, image_name: str = "",
+                       px_per_mm: float = PX_PER_MM, t_start: float | None = None,
+                       warnings: list[str] | None = None) -> Reading:
+        """Read a board already flattened to the template frame."""
+        t_start = time.perf_counter() if t_start is None else t_start
+        ev = self.evidence(flattened, px_per_mm)
+        tracks = self.decide(ev)
+        warnings = list(warnings or [])
+        doubtful = [t for t in tracks if t.doubtful]
+        if doubtful:
+            names = ", ".join(f"{t.a}-{t.b} ({t.color})" for t in doubtful[:6])
+            more = f" and {len(doubtful) - 6} more" if len(doubtful) > 6 else ""
+            warnings.append(f"{len(doubtful)} doubtful track(s), please check: {names}{more}")
+        return Reading(image=image_name, location=location, tracks=tracks, flattened=flattened,
+                       px_per_mm=px_per_mm, warnings=warnings,
+                       elapsed_ms=(time.perf_counter() - t_start) * 1000.0)
+
+    def read(self, image_bgr: np.ndarray, image_name: str = "", t_start: float | None = None,
+             scale_to_photo: float = 1.0) -> Reading:
+        """Locate the board in a photo and read it. `scale_to_photo` maps image pixels to the
+        photo's displayed pixels (when the image was decoded reduced)."""
+        from vision.locate import locate_board
+        from vision.rectify import flatten
+
+        t_start = time.perf_counter() if t_start is None else t_start
+        warnings: list[str] = []
+        try:
+            from vision.quality import photo_warnings
+
+            warnings.extend(photo_warnings(image_bgr))
+        except ImportError:
+            pass
+        loc = locate_board(image_bgr)
+        warnings.extend(w for w in loc.warnings if w not in warnings)
+        flat = flatten(image_bgr, loc.corners_xy, px_per_mm=PX_PER_MM)
+        if scale_to_photo != 1.0:
+            loc = BoardLocation(np.asarray(loc.corners_xy, float) * scale_to_photo, loc.orientation,
+                                loc.confidence, loc.warnings)
+        return self.read_flattened(flat, loc, image_name, PX_PER_MM, t_start, warnings)
+
+    def read_path(self, path: str) -> Reading:
+        """Load a photo file (EXIF applied; a large JPEG decoded reduced) and read it."""
+        from vision.image_io import load_photo, read_header
+
+        t0 = time.perf_counter()
+        w, h = read_header(path).size_wh
+        reduce = 1
+        # The board is flattened to ~1600 px wide, so ~2000 px of photo is all it needs.
+        while max(w, h) / (reduce * 2) >= 2000 and reduce < 8:
+            reduce *= 2
+        img = load_photo(path, reduce=reduce)
+        scale = w / img.shape[1]
+        return self.read(img, image_name=str(path), t_start=t0, scale_to_photo=scale)
+
+
+def read_board(image_bgr: np.ndarray, calibration=None, image_name: str = "") -> Reading:
+    """Read one photo with a fresh reader (use `Reader` for many photos)."""
+    return _reader(calibration).read(image_bgr, image_name)
+
+
+_READERS: dict = {}
+
+
+def _reader(calibration) -> Reader:
+    key = id(calibration)
+    if key not in _READERS:
+        _READERS.clear()
+        _READERS[key] = Reader(calibration)
+    return _READERS[key]
