@@ -1,0 +1,162 @@
+"""Annotators for the page: the board with each track in its owner's colour, and longest paths.
+
+Drawing only, apart from computing (the reader and the scorer decide; these show). Each function
+takes a BGR uint8 scene in the template frame (a flattened photo, or `board_canvas()`) and returns
+a new BGR image; track geometry comes from `calibration.template` scaled to the scene's size.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+import cv2
+import numpy as np
+
+from calibration.template import Template, load_template
+from scoring.board import load_board
+
+# Plastic train colours as drawn (BGR), and the outline that keeps each visible on any board.
+OWNER_BGR = {"red": (40, 40, 215), "blue": (205, 110, 25), "green": (60, 165, 45),
+             "yellow": (30, 215, 250), "black": (30, 30, 30)}
+OUTLINE_BGR = {"red": (255, 255, 255), "blue": (255, 255, 255), "green": (255, 255, 255),
+               "yellow": (40, 40, 40), "black": (255, 255, 255)}
+PRINTED_BGR = {"red": (70, 70, 200), "blue": (190, 130, 60), "green": (80, 160, 80),
+               "yellow": (80, 210, 235), "black": (60, 60, 60), "white": (235, 235, 235),
+               "orange": (50, 140, 240), "pink": (180, 140, 235), "gray": (160, 160, 160)}
+DOUBT_BGR = (255, 0, 255)  # magenta: not a player colour, stands out on the map
+SELECT_BGR = (255, 255, 0)  # cyan
+PAPER_BGR = (205, 228, 238)
+
+
+def _template_for(scene: np.ndarray) -> Template:
+    h, w = scene.shape[:2]
+    return load_template().for_image(w, h)
+
+
+def _px(a: np.ndarray) -> np.ndarray:
+    return np.round(a).astype(np.int32)
+
+
+def board_canvas(width: int = 1200) -> np.ndarray:
+    """A plain drawing of the board (printed spaces, cities) for a game entered without a photo."""
+    tpl_mm = load_template()
+    height = round(width * tpl_mm.board_mm[1] / tpl_mm.board_mm[0])
+    scene = np.full((height, width, 3), PAPER_BGR, np.uint8)
+    tpl = tpl_mm.for_image(width, height)
+    border = max(2, width // 60)
+    cv2.rectangle(scene, (0, 0), (width - 1, height - 1), (60, 75, 140), border)
+    background = np.array(PAPER_BGR, float)
+    for track in tpl.tracks:
+        # Printed colours faded, so that the player colours drawn later stand out.
+        pale = tuple(int(v) for v in 0.45 * np.array(PRINTED_BGR[track.color]) + 0.55 * background)
+        for quad in track.spaces:
+            cv2.fillPoly(scene, [_px(quad)], pale, cv2.LINE_AA)
+            cv2.polylines(scene, [_px(quad)], True, (120, 120, 120), 1, cv2.LINE_AA)
+    radius = max(3, width // 150)
+    scale = width / 2400
+    for name, xy in tpl.cities.items():
+        c = tuple(_px(xy))
+        cv2.circle(scene, c, radius, (40, 40, 150), -1, cv2.LINE_AA)
+        cv2.circle(scene, c, radius, (255, 255, 255), 1, cv2.LINE_AA)
+        cv2.putText(scene, name, (c[0] + radius + 2, c[1] - radius), cv2.FONT_HERSHEY_SIMPLEX,
+                    scale, (30, 30, 30), max(1, round(2 * scale)), cv2.LINE_AA)
+    return scene
+
+
+def draw_tracks(scene: np.ndarray, owners: Mapping[int, str | None], doubtful: Iterable[int] = (),
+                selected: int | None = None) -> np.ndarray:
+    """Each owned track's spaces filled in its owner's colour; doubtful tracks ringed and marked
+    "?"; the selected track ringed in cyan. Unowned spaces get a faint outline so they can be
+    found and clicked."""
+    tpl = _template_for(scene)
+    out = scene.copy()
+    fill = scene.copy()
+    thick = max(1, round(scene.shape[1] / 600))
+    for track in tpl.tracks:
+        owner = owners.get(track.id)
+        for quad in track.spaces:
+            if owner:
+                cv2.fillPoly(fill, [_px(quad)], OWNER_BGR[owner], cv2.LINE_AA)
+    out = cv2.addWeighted(fill, 0.72, out, 0.28, 0)
+    for track in tpl.tracks:
+        owner = owners.get(track.id)
+        for quad in track.spaces:
+            if owner:
+                cv2.polylines(out, [_px(quad)], True, OUTLINE_BGR[owner], thick, cv2.LINE_AA)
+            else:
+                cv2.polylines(out, [_px(quad)], True, (235, 235, 235), 1, cv2.LINE_AA)
+    for tid in doubtful:
+        _ring(out, tpl.tracks[tid].spaces, DOUBT_BGR, 2 * thick + 1)
+        _badge(out, "?", tpl.tracks[tid].spaces.mean(axis=(0, 1)), scene.shape[1])
+    if selected is not None:
+        spaces = tpl.tracks[selected].spaces
+        _ring(out, spaces, (0, 0, 0), 6 * thick + 3)
+        _ring(out, spaces, SELECT_BGR, 4 * thick + 1)
+        owner = owners.get(selected)
+        for quad in spaces:  # the ring must not hide whose track it is
+            cv2.fillPoly(out, [_px(quad)], OWNER_BGR[owner] if owner else (235, 235, 235), cv2.LINE_AA)
+            cv2.polylines(out, [_px(quad)], True, (0, 0, 0), 1, cv2.LINE_AA)
+    return out
+
+
+def draw_paths(scene: np.ndarray, paths: Mapping[str, Sequence[int]]) -> np.ndarray:
+    """Each player's path (track ids in path order) as a thick line through its spaces' centres,
+    dark-edged, with the two end cities marked."""
+    tpl = _template_for(scene)
+    out = cv2.addWeighted(scene, 0.55, np.full_like(scene, 255), 0.45, 0)  # fade so paths stand out
+    w = scene.shape[1]
+    thick = max(3, round(w / 170))
+    for color, track_ids in paths.items():
+        for tid in track_ids:
+            track = tpl.tracks[tid]
+            pts = np.vstack([tpl.cities[track.a], track.centers(), tpl.cities[track.b]])
+            cv2.polylines(out, [_px(pts)], False, (20, 20, 20), thick + 4, cv2.LINE_AA)
+            cv2.polylines(out, [_px(pts)], False, OWNER_BGR[color], thick, cv2.LINE_AA)
+    for color, track_ids in paths.items():
+        for city in _ends(track_ids):
+            c = tuple(_px(tpl.cities[city]))
+            cv2.circle(out, c, thick + 4, (20, 20, 20), -1, cv2.LINE_AA)
+            cv2.circle(out, c, thick + 1, OWNER_BGR[color], -1, cv2.LINE_AA)
+    return out
+
+
+def nearest_track(x: float, y: float, width: int, height: int, max_mm: float = 25.0) -> int | None:
+    """The track whose space lies nearest a point of a `width` x `height` flattened board (None if
+    no space centre is within `max_mm`). A point inside a space picks that space's track."""
+    tpl = load_template()
+    p = np.array([x * tpl.board_mm[0] / width, y * tpl.board_mm[1] / height])
+    quads, track_ids, _ = tpl.all_spaces()
+    for quad, tid in zip(quads, track_ids):
+        if cv2.pointPolygonTest(quad.astype(np.float32), (float(p[0]), float(p[1])), False) >= 0:
+            return int(tid)
+    d = np.linalg.norm(quads.mean(axis=1) - p, axis=1)
+    i = int(np.argmin(d))
+    return int(track_ids[i]) if d[i] <= max_mm else None
+
+
+def _ends(track_ids: Sequence[int]) -> list[str]:
+    """The cities where a path of tracks starts and ends (one city for a closed loop)."""
+    board = load_board()
+    seen: dict[str, int] = {}
+    for tid in track_ids:
+        t = board.tracks[tid]
+        for c in (t.a, t.b):
+            seen[c] = seen.get(c, 0) + 1
+    odd = [c for c, n in seen.items() if n % 2]
+    return odd or ([board.tracks[track_ids[0]].a] if track_ids else [])
+
+
+def _ring(out: np.ndarray, spaces: np.ndarray, color, thick: int) -> None:
+    for quad in spaces:
+        cv2.polylines(out, [_px(quad)], True, color, thick, cv2.LINE_AA)
+
+
+def _badge(out: np.ndarray, text: str, center: np.ndarray, width: int) -> None:
+    """A magenta disc with white text, for a doubtful track."""
+    r = max(7, round(width / 85))
+    c = tuple(_px(center))
+    cv2.circle(out, c, r + 2, (255, 255, 255), -1, cv2.LINE_AA)
+    cv2.circle(out, c, r, DOUBT_BGR, -1, cv2.LINE_AA)
+    scale = r / 14
+    (tw, th), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_DUPLEX, scale, 2)
+    cv2.putText(out, text, (c[0] - tw // 2, c[1] + th // 2), cv2.FONT_HERSHEY_DUPLEX, scale,
+                (255, 255, 255), 2, cv2.LINE_AA)

@@ -1,0 +1,497 @@
+"""ttr's page: photograph a finished board, check and correct what was read, score the game.
+
+Run with `ttr app` or `streamlit run app/streamlit_app.py`. One page, top to bottom: setup,
+photo, check and correct, tickets and score track, results, export (and calibration). The page
+holds no rule of the game: reading comes from `vision`, every score from `scoring`.
+
+Session state (all plain values, kept across reruns):
+  owners / read_owners  track id -> player colour (after corrections / as read)
+  reading               the last `vision.reading.Reading` (flattened board, doubtful tracks)
+  pending               widget values to set before the widgets are drawn on the next run
+Widget keys: variant, ticket_values, players, name_<c>, tickets_<c>, marker_<c>, photo,
+camera, use_camera, example, sel_track, owner_pick, board_click, restore.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import streamlit as st
+
+# `streamlit run app/streamlit_app.py` puts app/ on the path, not the project; make the packages
+# importable either way (they are installed editable, but a plain checkout should work too).
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from app import state as S  # noqa: E402
+from scoring.board import load_board  # noqa: E402
+from scoring.errors import TtrError  # noqa: E402
+from scoring.rules import PLAYER_COLORS, VARIANTS  # noqa: E402
+
+# The bundled example: beside the sources in a checkout (examples/ is not installed as a package).
+EXAMPLE = next((p for p in (ROOT / "examples" / "board.jpg", Path.cwd() / "examples" / "board.jpg")
+                if p.exists()), None)
+MAX_UPLOAD_MB = 30
+DISPLAY_WIDTH = 1400  # pixels of the board image sent to the browser
+# Coloured dots in Streamlit markdown (labels, radio options, messages): no emoji font needed.
+DOT = {"red": ":red[●]", "blue": ":blue[●]", "green": ":green[●]", "yellow": ":yellow[●]", "black": "●",
+       None: ":gray[○]"}
+CSS = """
+<style>
+.block-container {max-width: 1100px; padding-top: 2.2rem;}
+.ttr-total {font-size: 2.0rem; font-weight: 700; line-height: 1.1;}
+.ttr-chip {display: inline-block; width: .9em; height: .9em; border-radius: 50%;
+           border: 1px solid #333; vertical-align: -0.1em; margin-right: .3em;}
+@media (max-width: 640px) {
+  .block-container {padding-left: .8rem; padding-right: .8rem; padding-top: 1rem;}
+  h1 {font-size: 1.6rem !important;}
+  h2 {font-size: 1.3rem !important;}
+}
+</style>
+"""
+
+st.set_page_config(page_title="ttr · Ticket to Ride scorer", page_icon=":material/train:", layout="wide")
+st.markdown(CSS, unsafe_allow_html=True)
+ss = st.session_state
+board = load_board()
+
+# Values set by a callback or by a restore, applied before the widgets that show them exist.
+for _k, _v in ss.pop("pending", {}).items():
+    ss[_k] = _v
+ss.setdefault("variant", "classic")
+ss.setdefault("players", ["red", "blue"])
+ss.setdefault("owners", {})
+ss.setdefault("read_owners", {})
+ss.setdefault("reading", None)
+
+
+def name_of(color: str) -> str:
+    name = (ss.get(f"name_{color}") or "").strip()
+    return name or color.capitalize()
+
+
+def table() -> S.TableState:
+    """Everything entered so far, as plain values."""
+    players = S.sort_players(ss["players"])
+    variant = ss["variant"]
+    values = ss.get("ticket_values") or VARIANTS[variant].ticket_values[0]
+    return S.TableState(
+        variant=variant, ticket_values=values, players=players,
+        names={c: (ss.get(f"name_{c}") or "").strip() for c in players},
+        owners=dict(ss["owners"]),
+        tickets={c: list(ss.get(f"tickets_{c}", [])) for c in players},
+        score_track={c: ss.get(f"marker_{c}") for c in players})
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading a photo (models load once per server, in the reader's own loader)
+
+CALIBRATION_DIR = Path(os.environ.get("TTR_CALIBRATION_DIR") or Path.home() / ".ttr" / "calibration")
+
+
+@st.cache_resource(show_spinner="Loading the photo reader…")
+def reader(calibration_dir: str | None):
+    """The photo reader (template, classifier, your board's calibration), loaded once per server."""
+    from vision.read import Reader
+
+    calibration = None
+    if calibration_dir:
+        from calibration.fit import load_calibration
+
+        calibration = load_calibration(calibration_dir)
+    return Reader(calibration)
+
+
+def saved_calibration() -> str | None:
+    return str(CALIBRATION_DIR) if (CALIBRATION_DIR / "calibration.json").exists() else None
+
+
+def read_photo(name: str, data: bytes) -> None:
+    """Read `data` and put its tracks on the page; a bad photo leaves everything as it was."""
+    ss["photo_error"] = None
+    if len(data) > MAX_UPLOAD_MB * 1024 * 1024:
+        ss["photo_error"] = (f"{name} is {len(data) / 1024 / 1024:.0f} MB; photos up to "
+                             f"{MAX_UPLOAD_MB} MB are read. Send a smaller copy (any phone photo fits).")
+        return
+    with st.status(f"Reading {name}…", expanded=True) as status:
+        st.write("Finding the board, flattening it, reading 309 spaces")
+        t0 = time.perf_counter()
+        # The reader's own file path (EXIF, a big JPEG decoded reduced) is used as it is, from a
+        # temporary copy; its messages name that copy, so the person's file name is put back.
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / ("photo" + (Path(name).suffix.lower() or ".jpg"))
+            path.write_bytes(data)
+            try:
+                reading = reader(saved_calibration()).read_path(str(path))
+            except TtrError as e:
+                status.update(label=f"Could not read {name}", state="error", expanded=False)
+                ss["photo_error"] = str(e).replace(str(path), name)
+                return
+        status.update(label=f"Read {name} in {time.perf_counter() - t0:.1f} s", state="complete",
+                      expanded=False)
+    reading.image = name
+    owners = {t.track_id: t.owner for t in reading.tracks}
+    ss["reading"] = reading
+    ss["owners"] = dict(owners)
+    ss["read_owners"] = dict(owners)
+    found = {o for o in owners.values() if o}
+    pending = {"sel_track": None}
+    if not found <= set(ss["players"]):
+        pending["players"] = S.sort_players(set(ss["players"]) | found)
+        ss["photo_note"] = ("Added " + ", ".join(sorted(found - set(ss["players"]))) +
+                            " to the players: the photo shows their trains.")
+    ss["pending"] = pending
+    st.rerun()
+
+
+def take_photo(widget_key: str) -> None:
+    f = ss.get(widget_key)
+    if f is not None:
+        ss["photo_in"] = (f.name, f.getvalue())
+
+
+def take_example() -> None:
+    ss["photo_in"] = (EXAMPLE.name, EXAMPLE.read_bytes())
+
+
+# ---------------------------------------------------------------------------------------------
+# Correcting owners
+
+def tracks_in_order() -> list[int]:
+    """Doubtful tracks first (least sure first), then every track by city names."""
+    reading = ss["reading"]
+    doubtful = sorted(reading.doubtful, key=lambda t: t.confidence) if reading else []
+    first = [t.track_id for t in doubtful]
+    rest = sorted((t.id for t in board.tracks if t.id not in set(first)),
+                  key=lambda i: S.track_label(board.tracks[i]))
+    return first + rest
+
+
+def track_option(tid: int) -> str:
+    owner = ss["owners"].get(tid)
+    read = ss["read_owners"].get(tid, owner)
+    mark = "(?) " if tid in doubtful_ids() else ""
+    fixed = f" (read as {read or 'nobody'})" if read != owner and ss["reading"] else ""
+    return f"{mark}{S.track_label(board.tracks[tid])}: {owner or 'nobody'}{fixed}"
+
+
+def doubtful_ids() -> set[int]:
+    return {t.track_id for t in ss["reading"].doubtful} if ss["reading"] else set()
+
+
+def select_track() -> None:
+    tid = ss.get("sel_track")
+    if tid is not None:
+        ss["owner_pick"] = ss["owners"].get(tid) or "nobody"
+
+
+def click_board() -> None:
+    from app.draw import nearest_track
+
+    click = ss.get("board_click")
+    if not click:
+        return
+    w, h = ss["board_px"]
+    tid = nearest_track(click["x"] * w / click["width"], click["y"] * h / click["height"], w, h)
+    if tid is not None:
+        ss["sel_track"] = tid
+        ss["owner_pick"] = ss["owners"].get(tid) or "nobody"
+
+
+def set_owner() -> None:
+    tid, pick = ss.get("sel_track"), ss.get("owner_pick")
+    if tid is None or pick is None:
+        return
+    owners = dict(ss["owners"])
+    owners[tid] = None if pick == "nobody" else pick
+    ss["owners"] = owners
+
+
+def undo_corrections() -> None:
+    ss["owners"] = dict(ss["read_owners"])
+    select_track()
+
+
+def enter_by_hand() -> None:
+    ss["owners"] = {t.id: None for t in board.tracks}
+    ss["read_owners"] = dict(ss["owners"])
+    ss["reading"] = None
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _canvas(width: int):
+    from app.draw import board_canvas
+
+    return board_canvas(width)
+
+
+def board_scene():
+    """The flattened photo (or a drawn board), at display size, BGR."""
+    import cv2
+
+    reading = ss["reading"]
+    if reading is None:
+        return _canvas(DISPLAY_WIDTH)
+    img = reading.flattened
+    if img.shape[1] > DISPLAY_WIDTH:
+        h = round(img.shape[0] * DISPLAY_WIDTH / img.shape[1])
+        img = cv2.resize(img, (DISPLAY_WIDTH, h), interpolation=cv2.INTER_AREA)
+    return img
+
+
+def rgb(bgr):
+    return bgr[:, :, ::-1].copy()
+
+
+# ---------------------------------------------------------------------------------------------
+# Export and restore
+
+def restore_game() -> None:
+    f = ss.get("restore")
+    if f is None:
+        return
+    try:
+        restored = S.restore(f.getvalue())
+    except TtrError as e:
+        ss["restore_error"] = f"{f.name}: {e}"
+        return
+    ss["restore_error"] = None
+    pending = {"variant": restored.variant, "players": restored.players,
+               "ticket_values": restored.ticket_values, "sel_track": None}
+    for c in PLAYER_COLORS:
+        pending[f"tickets_{c}"] = restored.tickets.get(c, [])
+        pending[f"marker_{c}"] = restored.score_track.get(c)
+        pending[f"name_{c}"] = restored.names.get(c, "")
+    ss["pending"] = pending
+    ss["owners"] = dict(restored.owners)
+    ss["read_owners"] = dict(restored.owners)
+    ss["reading"] = None
+    ss["photo_note"] = f"Restored {f.name}."
+
+
+# =============================================================================================
+# The page
+
+st.title(":material/train: ttr · Ticket to Ride scorer")
+st.caption("Photograph the finished USA board, check what was read, add tickets: exact scores, "
+           "with every number explained.")
+
+# 1. Game setup --------------------------------------------------------------------------------
+st.header("1 · Game", divider="gray")
+c1, c2 = st.columns([1, 1])
+c1.selectbox("Variant", list(VARIANTS), key="variant", format_func=lambda v: VARIANTS[v].title)
+values = VARIANTS[ss["variant"]].ticket_values
+if len(values) > 1:
+    if ss.get("ticket_values") not in values:
+        ss["ticket_values"] = values[0]
+    c2.radio("Ticket values", values, key="ticket_values", horizontal=True,
+             format_func=lambda v: f"{v} cards")
+else:
+    ss["ticket_values"] = values[0]
+st.multiselect("Players (train colours)", PLAYER_COLORS, key="players",
+               max_selections=5)
+players = S.sort_players(ss["players"])
+if len(players) < 2:
+    st.warning("Pick at least two player colours.")
+if players:
+    cols = st.columns(len(players))
+    for col, c in zip(cols, players):
+        col.text_input(f"{DOT[c]} name", key=f"name_{c}", placeholder=c.capitalize())
+
+# 2. Photo -------------------------------------------------------------------------------------
+st.header("2 · Photo of the board", divider="gray")
+st.file_uploader("Upload a photo of the finished board (JPEG, PNG, WebP, HEIC)", key="photo",
+                 type=["jpg", "jpeg", "png", "webp", "heic", "heif"],
+                 on_change=take_photo, args=("photo",))
+b1, b2, b3 = st.columns([1, 1, 1])
+b1.button("Try the example photo", key="example", on_click=take_example, icon=":material/image:",
+          use_container_width=True, disabled=EXAMPLE is None,
+          help=None if EXAMPLE else "examples/board.jpg is not in this copy of ttr")
+b2.toggle("Use the camera", key="use_camera")
+b3.button("Enter routes by hand", key="by_hand", on_click=enter_by_hand, icon=":material/edit:",
+          use_container_width=True)
+if ss.get("use_camera"):
+    st.camera_input("Take a photo from above, the whole board in view", key="camera",
+                    on_change=take_photo, args=("camera",))
+if ss.get("photo_in"):
+    read_photo(*ss.pop("photo_in"))
+if ss.get("photo_error"):
+    st.error(ss["photo_error"], icon=":material/error:")
+if ss.get("photo_note"):
+    st.info(ss.pop("photo_note"))
+if ss["reading"] is not None:
+    r = ss["reading"]
+    n_claimed = sum(1 for t in r.tracks if t.owner)
+    st.success(f"{r.image}: {n_claimed} tracks claimed, "
+               f"{len(r.doubtful)} doubtful (marked ? below).")
+    for w in r.warnings:
+        st.warning(w)
+
+# 3. Check and correct -------------------------------------------------------------------------
+have_board = bool(ss["owners"])
+if have_board:
+    st.header("3 · Check and correct", divider="gray")
+    from app.draw import draw_tracks
+    from streamlit_image_coordinates import streamlit_image_coordinates
+
+    owners = ss["owners"]
+    n_fixed = sum(1 for k, v in owners.items() if ss["read_owners"].get(k) != v)
+    st.caption("Tap a track on the board (or pick it from the list), then tap its owner. "
+               f"Doubtful tracks are ringed in magenta. {n_fixed} corrected so far.")
+    scene = board_scene()
+    ss["board_px"] = (scene.shape[1], scene.shape[0])
+    shown = draw_tracks(scene, owners, doubtful_ids(), ss.get("sel_track"))
+    streamlit_image_coordinates(rgb(shown), key="board_click", use_column_width="always",
+                                on_click=click_board, image_format="JPEG", jpeg_quality=85,
+                                cursor="crosshair")
+    order = tracks_in_order()
+    st.selectbox("Track", order, key="sel_track", format_func=track_option, index=None,
+                 placeholder="Pick a track (doubtful ones first) or tap it on the board",
+                 on_change=select_track)
+    tid = ss.get("sel_track")
+    if tid is not None:
+        current = owners.get(tid)
+        options = ["nobody"] + players + ([current] if current and current not in players else [])
+        if ss.get("owner_pick") not in options:
+            ss["owner_pick"] = current or "nobody"
+        st.radio(f"Owner of {S.track_label(board.tracks[tid])}", options, key="owner_pick",
+                 horizontal=True, on_change=set_owner,
+                 format_func=lambda c: f"{DOT[None if c == 'nobody' else c]} {c}")
+    if n_fixed and ss["reading"] is not None:
+        st.button("Undo all corrections", key="undo", on_click=undo_corrections, icon=":material/undo:")
+
+# 4. Tickets and score track -------------------------------------------------------------------
+st.header("4 · Tickets and score track", divider="gray")
+labels = S.ticket_labels(ss["variant"], ss["ticket_values"])
+st.caption("Type a city to find a ticket. The score-track number is optional: it is checked "
+           "against the route points.")
+for c in players:
+    key = f"tickets_{c}"
+    if key in ss:  # a ticket from another variant's deck cannot stay selected
+        ss[key] = [k for k in ss[key] if k in labels]
+    t1, t2 = st.columns([4, 1])
+    t1.multiselect(f"{DOT[c]} {name_of(c)}: tickets", list(labels), key=key,
+                   format_func=labels.get, placeholder="Type a city…")
+    t2.number_input("Score track", key=f"marker_{c}", min_value=0, max_value=999, value=None,
+                    step=1, placeholder="–")
+
+# 5. Results -----------------------------------------------------------------------------------
+if have_board and len(players) >= 2:
+    st.header("5 · Results", divider="gray")
+    tab = table()
+    try:
+        game, sheet = S.score(tab)
+    except TtrError as e:
+        st.error(f"Cannot score this game yet: {e}", icon=":material/error:")
+        game = sheet = None
+    if sheet is not None:
+        by_color = {p["color"]: p for p in sheet["players"]}
+        winners = sheet["winners"]
+        names = [tab.display_name(c) for c in winners]
+        if len(winners) == 1:
+            st.success(f"**{names[0]} wins** with {by_color[winners[0]]['total']} "
+                       f"points. {sheet.get('decided_by') or ''}")
+        else:
+            st.success(f"**Shared win: {' and '.join(names)}**. {sheet.get('decided_by') or ''}")
+        for p in sheet["players"]:
+            st_ = p["score_track"]
+            if st_ and st_.get("reported") is not None and not st_.get("matches"):
+                st.warning(f"{tab.display_name(p['color'])}: the score track says {st_['reported']}, "
+                           f"the routes on the board make {st_['expected']}. Recount the marker or "
+                           f"check the tracks above.", icon=":material/warning:")
+        cols = st.columns(min(len(sheet["players"]), 3))
+        for i, p in enumerate(sheet["players"]):
+            with cols[i % len(cols)].container(border=True):
+                crown = " :material/trophy:" if p["color"] in winners else ""
+                st.markdown(f"**{DOT[p['color']]} {tab.display_name(p['color'])}**{crown}")
+                st.markdown(f"<div class='ttr-total'>{p['total']}</div>", unsafe_allow_html=True)
+                rows = S.player_rows(p)
+                st.table({"": [r[0] for r in rows], "points": [r[1] for r in rows]})
+        from app.draw import draw_paths, draw_tracks
+
+        st.subheader("Longest paths")
+        holders = [p["color"] for p in sheet["players"] if p["longest_path_bonus"]]
+        choices = (["bonus"] if holders else []) + [p["color"] for p in sheet["players"]]
+        pick = st.radio("Show the longest path of", choices, horizontal=True, key="path_pick",
+                        format_func=lambda c: ("the bonus holder" + ("s" if len(holders) > 1 else "")
+                                               if c == "bonus" else f"{DOT[c]} {name_of(c)}"))
+        show = holders if pick == "bonus" else [pick]
+        paths = {c: S.path_tracks(by_color[c]["longest_path_cities"], c, tab.owners)
+                 for c in show}
+        st.image(rgb(draw_paths(draw_tracks(board_scene(), ss["owners"]), paths)),
+                 caption=" · ".join(f"{name_of(c)}: {by_color[c]['longest_path']} trains, "
+                                    + S.DASH.join(by_color[c]["longest_path_cities"])
+                                    for c in show), use_container_width=True)
+
+        # 6. Export ----------------------------------------------------------------------------
+        st.header("6 · Save", divider="gray")
+        e1, e2 = st.columns(2)
+        ss["saved_json"] = S.export_json(game, tab)  # kept, so what was offered can be checked
+        e1.download_button("Game file (JSON)", ss["saved_json"], file_name="ttr-game.json",
+                           mime="application/json", key="dl_json", icon=":material/download:",
+                           use_container_width=True)
+        e2.download_button("Score sheet (CSV)", S.sheet_csv(sheet, tab.names), file_name="ttr-scores.csv",
+                           mime="text/csv", key="dl_csv", icon=":material/table:", use_container_width=True)
+
+with st.expander("Load a saved game (JSON)", icon=":material/upload_file:"):
+    st.file_uploader("A game file saved here or written for `ttr tally`", type=["json"],
+                     key="restore", on_change=restore_game)
+    if ss.get("restore_error"):
+        st.error(ss["restore_error"], icon=":material/error:")
+
+# 7. Calibration (optional) --------------------------------------------------------------------
+
+
+def calibrate() -> None:
+    from calibration.fit import fit_calibration
+
+    files = ss.get("calib_photos") or []
+    ss["calib_error"], ss["calib_note"] = None, None
+    with tempfile.TemporaryDirectory() as tmp, st.status("Measuring every space of your board…"):
+        paths = {}
+        for i, f in enumerate(files):
+            p = Path(tmp) / f"empty{i}{Path(f.name).suffix.lower() or '.jpg'}"
+            p.write_bytes(f.getvalue())
+            paths[str(p)] = f.name
+        try:
+            cal, warnings = fit_calibration(list(paths))
+        except TtrError as e:
+            msg = str(e)
+            for p, n in paths.items():
+                msg = msg.replace(p, n)
+            ss["calib_error"] = msg
+            return
+    cal = type(cal)(cal.empty_lab, cal.empty_spread, tuple(paths.values()), cal.offsets_mm)
+    cal.save(CALIBRATION_DIR)
+    reader.clear()
+    notes = [w.replace(p, n) for w in warnings for p, n in paths.items() if p in w]
+    ss["calib_note"] = " ".join([f"Calibrated from {len(files)} photo(s); later photos are read "
+                                 "against your board."] + notes)
+
+
+def forget_calibration() -> None:
+    (CALIBRATION_DIR / "calibration.json").unlink(missing_ok=True)
+    reader.clear()
+
+
+with st.expander("Calibrate the reader to your own board (optional)", icon=":material/tune:"):
+    st.caption("Printings differ. Photograph your board empty (no trains), whole, in your usual "
+               "light; the reader then compares every space with how it looks on your board. "
+               f"Kept in {CALIBRATION_DIR} for later games (like `ttr calibrate`).")
+    st.file_uploader("Photos of the empty board", type=["jpg", "jpeg", "png", "webp", "heic", "heif"],
+                     accept_multiple_files=True, key="calib_photos")
+    k1, k2 = st.columns(2)
+    if k1.button("Calibrate", key="calibrate", icon=":material/tune:",
+                 disabled=not ss.get("calib_photos"), use_container_width=True):
+        calibrate()
+    if saved_calibration():
+        k2.button("Forget the calibration", key="forget_calibration", on_click=forget_calibration,
+                  icon=":material/delete:", use_container_width=True)
+    if ss.get("calib_error"):
+        st.error(ss["calib_error"], icon=":material/error:")
+    if ss.get("calib_note"):
+        st.success(ss["calib_note"])
