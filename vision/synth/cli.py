@@ -1,10 +1,99 @@
-"""Placeholder: replaced by the module's owner (keeps `ttr --help` importable meanwhile)."""
+"""`ttr render`: synthetic end-of-game photos with exact truth.
+
+Writes DIR/<stem>.jpg, DIR/gt/<stem>.json (the real photos' truth format, so
+`eval_real.py DIR` scores a reader on them) and DIR/games/<stem>.json (a `ttr tally` game file).
+Photo i is drawn from the seed (S, i) alone, so any photo can be remade on its own.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
 from scoring.errors import TtrError
 
+# Photo sizes when --size is not given: small uploads to 12 MP, landscape and portrait.
+SIZES = ((640, 480), (1008, 756), (1280, 960), (1600, 1200), (1920, 1080), (2016, 1512),
+         (1200, 1600), (1512, 2016), (3024, 2268), (4032, 3024), (3024, 4032))
+SIZE_WEIGHTS = (2, 2, 3, 4, 2, 2, 2, 1, 1, 1, 0.5)
 
-def add_arguments(parser):
-    parser.add_argument("rest", nargs="*")
+
+def _size(text: str) -> tuple[int, int]:
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"size must look like 1600x1200, not {text!r}") from None
+    if not (64 <= w <= 8192 and 64 <= h <= 8192):
+        raise argparse.ArgumentTypeError("size must be 64..8192 pixels each way")
+    return w, h
 
 
-def run(args):
-    raise TtrError("this command is not built yet")
+def _fraction(text: str) -> float:
+    v = float(text)
+    if not 0 <= v <= 1:
+        raise argparse.ArgumentTypeError("must be between 0 and 1")
+    return v
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", required=True, type=Path, help="output folder (made if missing)")
+    parser.add_argument("--count", type=int, default=1, help="number of photos (default 1)")
+    parser.add_argument("--seed", type=int, default=0, help="seed; photo i uses (seed, i) (default 0)")
+    parser.add_argument("--size", type=_size, help="photo size WxH (default: varied, 640x480 to 12 MP)")
+    parser.add_argument("--players", type=int, choices=(2, 3, 4, 5), help="players per game (default: varied)")
+    parser.add_argument("--empty-fraction", type=_fraction, default=0.0,
+                        help="share of photos showing an empty board (default 0)")
+    parser.add_argument("--flat", action="store_true",
+                        help="the board straight on at 2 px/mm, no camera (the template frame)")
+    parser.add_argument("--quality", type=int, help="JPEG quality (default: varied 50-95)")
+    parser.add_argument("--start", type=int, default=0, help="index of the first photo (default 0)")
+
+
+def run(args) -> int:
+    if args.count < 1:
+        raise TtrError("--count must be at least 1")
+    if args.quality is not None and not 1 <= args.quality <= 100:
+        raise TtrError("--quality must be 1..100")
+    import cv2
+    import numpy as np
+    from tqdm import tqdm
+
+    from scoring.board import load_board
+    from vision.synth.positions import random_position
+    from vision.synth.render import game_dict, render_flat_board, render_photo, truth_dict
+
+    out: Path = args.out
+    try:
+        (out / "gt").mkdir(parents=True, exist_ok=True)
+        (out / "games").mkdir(exist_ok=True)
+    except OSError as e:
+        raise TtrError(f"cannot make output folder {out}: {e.strerror}") from None
+    board = load_board()
+    weights = np.array(SIZE_WEIGHTS) / sum(SIZE_WEIGHTS)
+    for i in tqdm(range(args.start, args.start + args.count), desc="rendering", unit="photo",
+                  file=sys.stderr, disable=None):
+        rng = np.random.default_rng([args.seed, i])
+        empty = rng.random() < args.empty_fraction
+        claims = {} if empty else random_position(rng, board, args.players)
+        stem = f"render_{args.seed}_{i:05d}"
+        photo = f"{stem}.jpg"
+        if args.flat:
+            ppm = 2.0
+            img = render_flat_board(rng, claims, ppm)
+            h, w = img.shape[:2]
+            corners = np.array([[0, 0], [w, 0], [w, h], [0, h]], float)
+            ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, args.quality or 92])
+            data = buf.tobytes()
+            truth = truth_dict(board, claims, corners, (w, h), photo)
+            game = game_dict(board, claims)
+        else:
+            size = args.size or SIZES[int(rng.choice(len(SIZES), p=weights))]
+            r = render_photo(rng, claims, size, quality=args.quality)
+            data, truth, game = r.jpeg, r.truth, r.game
+            truth["photo"] = photo
+        truth["seed"] = [args.seed, i]
+        (out / photo).write_bytes(data)
+        (out / "gt" / f"{stem}.json").write_text(json.dumps(truth, indent=1) + "\n", encoding="utf-8")
+        (out / "games" / f"{stem}.json").write_text(json.dumps(game, indent=1) + "\n", encoding="utf-8")
+    return 0

@@ -1,0 +1,117 @@
+"""One synthetic photo of a played board, with its exact truth.
+
+`render_flat_board(rng, claims)` -> the board straight on (template frame) with cars;
+`render_photo(rng, claims, size_wh)` -> `RenderedPhoto`: the board photographed on a table, the
+board's corners in the photo, the truth (the format of the real photos' gt/*.json) and the game
+file for `ttr tally`. Everything random comes from `rng`, so a seed gives the same photo.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from scoring.board import Board, load_board
+from vision.synth import board_art
+from vision.synth.board_art import BOARD_MM, N_LOOKS, BoardModel
+from vision.synth.camera import Camera, jpeg, photograph, random_camera
+from vision.synth.trains import draw_cars, place_cars
+
+# Flat-board scales kept in the art cache; a photo draws at the smallest one as sharp as it needs.
+PX_PER_MM_STEPS = (1.0, 1.5, 2.0, 3.0, 4.0)
+
+
+@dataclass
+class RenderedPhoto:
+    image_bgr: np.ndarray  # the photo as decoded from its JPEG
+    corners_xy: np.ndarray  # (4, 2) board corners in the photo, board order TL, TR, BR, BL
+    truth: dict  # gt/*.json format
+    game: dict  # ttr tally game file
+    jpeg: bytes  # the encoded photo (write these bytes; re-encoding would compress twice)
+
+
+_MODEL: BoardModel | None = None
+
+
+def default_model() -> BoardModel:
+    """The shipped template as a BoardModel (loaded once)."""
+    global _MODEL
+    if _MODEL is None:
+        _MODEL = board_art.board_model()
+    return _MODEL
+
+
+def _printed_board(rng: np.random.Generator, model: BoardModel, px_per_mm: float) -> np.ndarray:
+    """A cached print run, with this copy's fading and ink drift (a colour matrix near identity)."""
+    key = board_art.register_model(model)
+    img = board_art.board_image(int(rng.integers(N_LOOKS)), float(px_per_mm), key)
+    m = np.eye(3) * rng.uniform(0.92, 1.06) + rng.normal(0, 0.012, (3, 3))
+    offset = rng.normal(0, 3, 3)
+    return cv2.transform(img, np.column_stack([m, offset]).astype(np.float32))
+
+
+def _light(rng: np.random.Generator) -> np.ndarray:
+    az = rng.uniform(0, 2 * np.pi)
+    elev = np.radians(rng.uniform(35, 85))
+    return np.array([np.cos(az) * np.cos(elev), np.sin(az) * np.cos(elev), np.sin(elev)])
+
+
+def render_flat_board(rng: np.random.Generator, claims: dict[str, list[int]], px_per_mm: float = 2.0,
+                      model: BoardModel | None = None, camera_mm: np.ndarray | None = None) -> np.ndarray:
+    """The board seen straight on, with cars: BGR uint8, round(795 * px_per_mm) x round(525 * px_per_mm),
+    pixel (i, j) at (j / px_per_mm, i / px_per_mm) mm. `camera_mm` (x, y, height) sets the cars'
+    parallax; by default a camera about 0.6-1 m over the middle of the board."""
+    model = model or default_model()
+    img = _printed_board(rng, model, px_per_mm)
+    if camera_mm is None:
+        camera_mm = np.array([BOARD_MM[0] / 2 + rng.normal(0, 60), BOARD_MM[1] / 2 + rng.normal(0, 60),
+                              rng.uniform(600, 1000)])
+    cars = place_cars(rng, model, claims)
+    return draw_cars(img, px_per_mm, cars, camera_mm, _light(rng), rng,
+                     shadow_strength=float(rng.uniform(0.3, 0.6)))
+
+
+def truth_dict(board: Board, claims: dict[str, list[int]], corners_xy: np.ndarray, size_wh,
+               photo: str = "render.jpg") -> dict:
+    """The truth in the real photos' gt/*.json format."""
+    owner = {tid: player for player, ids in claims.items() for tid in ids}
+    return {
+        "photo": photo,
+        "board_state": "synthetic" if owner else "empty",
+        "image_size": [int(size_wh[0]), int(size_wh[1])],
+        "corners": [[round(float(x), 2), round(float(y), 2)] for x, y in corners_xy],
+        "tracks": [{"a": t.a, "b": t.b, "length": t.length, "color": t.color, "owner": owner.get(t.id)}
+                   for t in board.tracks],
+    }
+
+
+def game_dict(board: Board, claims: dict[str, list[int]]) -> dict:
+    """The game file for `ttr tally`: each player's routes as [city, city, printed colour]."""
+    return {"variant": "classic",
+            "players": [{"color": player,
+                         "routes": [[board.tracks[i].a, board.tracks[i].b, board.tracks[i].color] for i in ids],
+                         "tickets": []}
+                        for player, ids in claims.items()]}
+
+
+def render_photo(rng: np.random.Generator, claims: dict[str, list[int]], size_wh=(1600, 1200),
+                 model: BoardModel | None = None, camera: Camera | None = None,
+                 quality: int | None = None) -> RenderedPhoto:
+    """A phone photo of the played board `claims` (`{player: [track id, ...]}`), with truth."""
+    model = model or default_model()
+    board = load_board()
+    w, h = int(size_wh[0]), int(size_wh[1])
+    camera = camera or random_camera(rng, (w, h))
+    # The flat board only as sharp as the photo needs (its longest projected edge).
+    q = camera.corners_xy
+    need = max(np.linalg.norm(q[1] - q[0]), np.linalg.norm(q[2] - q[3])) / BOARD_MM[0]
+    need = max(need, max(np.linalg.norm(q[3] - q[0]), np.linalg.norm(q[2] - q[1])) / BOARD_MM[1])
+    ppm = next((s for s in PX_PER_MM_STEPS if s >= need * 0.9), PX_PER_MM_STEPS[-1])
+    flat = render_flat_board(rng, claims, ppm, model, camera_mm=camera.position_mm)
+    img = photograph(rng, flat, ppm, camera)
+    data = jpeg(rng, img, quality)
+    decoded = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    corners = camera.corners_xy
+    return RenderedPhoto(decoded, corners, truth_dict(board, claims, corners, (w, h)),
+                         game_dict(board, claims), data)

@@ -1,0 +1,167 @@
+"""Plastic train cars, placed on printed spaces as players place them, drawn onto the flat board.
+
+`place_cars(rng, model, claims)` -> list of `Car` (where each car stands, in millimetres);
+`draw_cars(img, px_per_mm, cars, camera_mm, light)` paints them as 3-D blocks: a soft shadow on the
+board, the sides that face the camera, the top face shifted by the camera's parallax, a recessed
+roof panel, end details and a highlight along the top. The parallax makes a car seen from a low
+camera show its near side, as in a phone photo, once the flat board is warped into the photo.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from vision.synth.board_art import BoardModel, _space_frame
+
+# Player plastic (BGR), the centre of each game's variation.
+PLASTIC_BGR = {
+    "red": (40, 38, 196), "blue": (176, 98, 22), "green": (58, 118, 30),
+    "yellow": (24, 202, 242), "black": (40, 40, 42),
+}
+CAR_MM = (23.0, 7.0, 5.5)  # length, width, height of a car
+_SHIFT = 4
+_ONE = 1 << _SHIFT
+
+
+@dataclass(frozen=True)
+class Car:
+    player: str
+    track_id: int
+    center_mm: np.ndarray  # (2,) where the car's footprint is centred
+    axis: np.ndarray  # (2,) unit vector along the car
+    length_mm: float
+    width_mm: float
+    height_mm: float
+    bgr: np.ndarray  # (3,) plastic colour
+
+
+def player_colors(rng: np.random.Generator, players) -> dict[str, np.ndarray]:
+    """This game's plastic for each player: the box colour with lot-to-lot and lighting drift."""
+    out = {}
+    for p in players:
+        base = np.array(PLASTIC_BGR[p], float)
+        base = base * rng.uniform(0.85, 1.15) + rng.normal(0, 8, 3)
+        out[p] = np.clip(base, 8, 250)
+    return out
+
+
+def place_cars(rng: np.random.Generator, model: BoardModel, claims: dict[str, list[int]]) -> list[Car]:
+    """One car per space of every claimed track, placed the way hands place them."""
+    colors = player_colors(rng, sorted(claims))
+    cars = []
+    for player, ids in claims.items():
+        for tid in ids:
+            shift = rng.normal(0, 0.5, 2)  # a whole track laid a little off
+            for quad in model.spaces[tid]:
+                c, u, length, width = _space_frame(quad)
+                v = np.array([-u[1], u[0]])
+                if rng.random() < 0.04:  # knocked askew
+                    angle = np.radians(rng.choice([-1, 1]) * rng.uniform(7, 22))
+                    off = rng.normal(0, 1.5, 2)
+                else:
+                    angle = np.radians(rng.normal(0, 2.0))
+                    off = np.array([np.clip(rng.normal(0, 0.8), -2.5, 2.5), np.clip(rng.normal(0, 0.5), -1.5, 1.5)])
+                ca, sa = np.cos(angle), np.sin(angle)
+                axis = ca * u + sa * v
+                center = c + shift + off[0] * u + off[1] * v
+                cars.append(Car(
+                    player=player, track_id=tid, center_mm=center, axis=axis,
+                    length_mm=min(CAR_MM[0], 0.94 * length) * rng.uniform(0.98, 1.02),
+                    width_mm=min(CAR_MM[1], 0.85 * width) * rng.uniform(0.97, 1.03),
+                    height_mm=CAR_MM[2] * rng.uniform(0.95, 1.05),
+                    bgr=np.clip(colors[player] * rng.uniform(0.97, 1.03), 0, 255),
+                ))
+    return cars
+
+
+def _rect(center, axis, half_len, half_wid) -> np.ndarray:
+    v = np.array([-axis[1], axis[0]])
+    return np.array([center - axis * half_len - v * half_wid, center + axis * half_len - v * half_wid,
+                     center + axis * half_len + v * half_wid, center - axis * half_len + v * half_wid])
+
+
+def _p(mm, ppm) -> np.ndarray:
+    return np.round(np.asarray(mm) * ppm * _ONE).astype(np.int32).reshape(-1, 1, 2)
+
+
+def _pt(mm, ppm) -> tuple[int, int]:
+    return int(round(mm[0] * ppm * _ONE)), int(round(mm[1] * ppm * _ONE))
+
+
+def _c(bgr) -> tuple[float, float, float]:
+    return tuple(float(min(255.0, max(0.0, v))) for v in bgr)
+
+
+def draw_cars(img: np.ndarray, px_per_mm: float, cars: list[Car], camera_mm: np.ndarray,
+              light: np.ndarray, rng: np.random.Generator, shadow_strength: float = 0.45) -> np.ndarray:
+    """Paint `cars` onto the flat board `img` (BGR uint8, modified and returned).
+
+    `camera_mm` (3,): the camera's position over the board (x, y mm, height mm above it), which
+    sets each car's parallax; `light` (3,): unit vector towards the main light (x, y, up)."""
+    ppm = float(px_per_mm)
+    if not cars:
+        return img
+    cam_xy, cam_h = np.asarray(camera_mm[:2], float), float(camera_mm[2])
+    light = np.asarray(light, float)
+    light_xy = light[:2] / max(np.linalg.norm(light[:2]), 1e-6)
+    shadow_len = min(3.0, np.linalg.norm(light[:2]) / max(light[2], 0.15))  # per mm of height
+
+    # Shadows first, on one mask blurred once.
+    mask = np.zeros(img.shape[:2], np.uint8)
+    for car in cars:
+        foot = _rect(car.center_mm, car.axis, car.length_mm / 2, car.width_mm / 2)
+        cast = foot - light_xy * car.height_mm * shadow_len * 0.8
+        hull = cv2.convexHull(np.concatenate([foot, cast]).astype(np.float32))
+        cv2.fillConvexPoly(mask, _p(hull.reshape(-1, 2), ppm), 255, cv2.LINE_AA, _SHIFT)
+    sigma = max(0.8, 1.3 * ppm)
+    soft = cv2.GaussianBlur(mask, (0, 0), sigma).astype(np.float32) / 255
+    img[:] = np.clip(img.astype(np.float32) * (1 - shadow_strength * soft[..., None]), 0, 255).astype(np.uint8)
+
+    # Far cars first, so nearer ones overlap them.
+    order = sorted(cars, key=lambda c: -float(np.linalg.norm(c.center_mm - cam_xy)))
+    line = max(1, int(round(0.35 * ppm)))
+    for car in order:
+        h = car.height_mm
+        par = (car.center_mm - cam_xy) * h / max(cam_h - h, 1.0)  # top face shift
+        bevel = 0.55
+        foot = _rect(car.center_mm, car.axis, car.length_mm / 2, car.width_mm / 2)
+        top = _rect(car.center_mm + par, car.axis, car.length_mm / 2 - bevel, car.width_mm / 2 - bevel)
+        base = car.bgr
+        # Body: the hull in the darkest side shade, then the faces towards the camera.
+        hull = cv2.convexHull(np.concatenate([foot, top]).astype(np.float32)).reshape(-1, 2)
+        cv2.fillConvexPoly(img, _p(hull, ppm), _c(base * 0.42), cv2.LINE_AA, _SHIFT)
+        for i in range(4):
+            j = (i + 1) % 4
+            edge = foot[j] - foot[i]
+            normal = np.array([edge[1], -edge[0]])
+            normal /= max(np.linalg.norm(normal), 1e-9)
+            if np.dot(normal, car.center_mm - foot[i]) > 0:
+                normal = -normal
+            if np.dot(normal, par) < 0:  # faces the camera
+                lit = 0.5 + 0.35 * max(0.0, float(np.dot(normal, light_xy)))
+                face = np.array([foot[i], foot[j], top[j], top[i]])
+                cv2.fillConvexPoly(img, _p(face, ppm), _c(base * lit), cv2.LINE_AA, _SHIFT)
+        cv2.polylines(img, [_p(hull, ppm)], True, _c(base * 0.3), 1, cv2.LINE_AA, _SHIFT)
+        # Roof: face, recessed panel, end details, highlight on the lit side.
+        roof = base * (0.88 + 0.22 * light[2])
+        cv2.fillConvexPoly(img, _p(top, ppm), _c(roof), cv2.LINE_AA, _SHIFT)
+        v = np.array([-car.axis[1], car.axis[0]])
+        tc = car.center_mm + par
+        panel = _rect(tc, car.axis, car.length_mm / 2 - 3.0, car.width_mm / 2 - 1.6)
+        cv2.fillConvexPoly(img, _p(panel, ppm), _c(roof * 0.9), cv2.LINE_AA, _SHIFT)
+        cv2.polylines(img, [_p(panel, ppm)], True, _c(roof * 0.65), line, cv2.LINE_AA, _SHIFT)
+        for end in (-1, 1):
+            for k in (1.3, 2.1):
+                p = tc + car.axis * end * (car.length_mm / 2 - k)
+                cv2.line(img, _pt(p - v * (car.width_mm / 2 - 1.0), ppm), _pt(p + v * (car.width_mm / 2 - 1.0), ppm),
+                         _c(roof * 0.6), 1, cv2.LINE_AA, _SHIFT)
+        side = 1.0 if np.dot(v, light_xy) > 0 else -1.0
+        gloss = 0.3 + 0.35 * rng.random()
+        hi = roof + (255 - roof) * gloss
+        a = tc + v * side * (car.width_mm / 2 - 1.2) - car.axis * (car.length_mm / 2 - 2.5)
+        b = tc + v * side * (car.width_mm / 2 - 1.2) + car.axis * (car.length_mm / 2 - 2.5)
+        cv2.line(img, _pt(a, ppm), _pt(b, ppm), _c(hi), line, cv2.LINE_AA, _SHIFT)
+        cv2.polylines(img, [_p(top, ppm)], True, _c(roof * 1.08 + 10), 1, cv2.LINE_AA, _SHIFT)
+    return img
