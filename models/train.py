@@ -1,10 +1,183 @@
-"""Placeholder: replaced by the module's owner (keeps `ttr --help` importable meanwhile)."""
+"""`ttr train --out models/ [--count N] [--epochs E] [--smoke]`: the space classifier's recipe.
+
+1. Render `count` end-of-game photos with `vision.synth` (random legal positions, seeds
+   `seed .. seed+count-1`), flatten each through its true corners moved by a random ~0.5 % of the
+   board diagonal (what the locator's error does to real crops), normalise the light and cut every
+   space exactly as the reader does (`vision.spaces`). Labels come from the rendered truth.
+2. Build an Ultralytics YOLO classifier from its yaml (`yolo11n-cls.yaml`, no download) and train it
+   fully offline on those patches (one board in ten held out for validation).
+3. Export it to ONNX (`space_classifier.onnx`, dynamic batch) and write `space_classifier.json`
+   beside it: classes, image size, patch geometry, seeds, epochs, versions, metrics. The reader
+   loads that file, so its preprocessing cannot drift from training.
+
+Needs the training extra (`pip install .[train]`: ultralytics, torch, onnx, onnxslim). Runs on CPU.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
 from scoring.errors import TtrError
+
+DEFAULTS = {"count": 60, "epochs": 12, "imgsz": 64, "side_mm": 30.0, "seed": 1000, "photo_wh": (2000, 1500),
+            "corner_jitter": 0.005, "batch": 64}
+SMOKE = {"count": 3, "epochs": 1, "photo_wh": (1000, 750)}
 
 
 def add_arguments(parser):
-    parser.add_argument("rest", nargs="*")
+    parser.add_argument("--out", default="models", metavar="DIR", help="where to write the ONNX model and its config")
+    parser.add_argument("--count", type=int, help=f"boards to render (default {DEFAULTS['count']})")
+    parser.add_argument("--epochs", type=int, help=f"training epochs (default {DEFAULTS['epochs']})")
+    parser.add_argument("--seed", type=int, default=DEFAULTS["seed"], help="first render seed")
+    parser.add_argument("--imgsz", type=int, default=DEFAULTS["imgsz"], help="patch side in pixels")
+    parser.add_argument("--work", metavar="DIR", help="keep the rendered patches and the run here")
+    parser.add_argument("--smoke", action="store_true", help="a seconds-long run that checks the recipe")
 
 
-def run(args):
-    raise TtrError("this command is not built yet")
+def render_patches(out_dir: Path, count: int, seed: int, imgsz: int, side_mm: float, photo_wh=(2000, 1500),
+                   corner_jitter: float = 0.005, val_every: int = 10, log=print) -> dict:
+    """Render boards and write their space patches as out_dir/{train,val}/<class>/*.png.
+
+    Returns counts per split and class.
+    """
+    import cv2
+
+    from calibration.template import load_template
+    from scoring.board import load_board
+    from vision.read import PX_PER_MM
+    from vision.reading import SPACE_CLASSES
+    from vision.rectify import flatten
+    from vision.spaces import CropGeometry, crop_spaces, normalise_light
+    from vision.synth.positions import random_position
+    from vision.synth.render import render_photo
+
+    board = load_board()
+    template = load_template()
+    quads_mm, tids, idx = template.all_spaces()
+    quads_px = quads_mm * PX_PER_MM
+    geometry = CropGeometry(imgsz, side_mm)
+    counts: dict = {}
+    for split in ("train", "val"):
+        for c in SPACE_CLASSES:
+            (out_dir / split / c).mkdir(parents=True, exist_ok=True)
+    t0 = time.time()
+    for i in range(count):
+        s = seed + i
+        rng = np.random.default_rng(s)
+        claims = random_position(rng, board)
+        photo = render_photo(rng, claims, photo_wh)
+        owner = {tid: colour for colour, ids in claims.items() for tid in ids}
+        corners = np.asarray(photo.corners_xy, dtype=float)
+        diag = np.linalg.norm(corners[0] - corners[2])
+        corners = corners + rng.normal(0.0, corner_jitter * diag / np.sqrt(2), size=(4, 2))
+        flat = flatten(photo.image_bgr, corners, px_per_mm=PX_PER_MM)
+        norm = normalise_light(flat, quads_px, PX_PER_MM)
+        sp = crop_spaces(norm, quads_px, PX_PER_MM, geometry, tids, idx)
+        split = "val" if (i % val_every) == val_every - 1 else "train"
+        for k in range(len(tids)):
+            label = owner.get(int(tids[k])) or "empty"
+            cv2.imwrite(str(out_dir / split / label / f"b{s}_t{tids[k]}_s{idx[k]}.png"), sp.patches[k])
+            counts.setdefault(split, {}).setdefault(label, 0)
+            counts[split][label] += 1
+        if log and (i + 1) % max(1, count // 10) == 0:
+            log(f"rendered {i + 1}/{count} boards ({time.time() - t0:.0f} s)")
+    if not counts.get("val"):
+        # Tiny runs: validate on the train patches (Ultralytics needs a val split).
+        shutil.rmtree(out_dir / "val")
+        shutil.copytree(out_dir / "train", out_dir / "val")
+    return counts
+
+
+def _offline_env(work: Path) -> None:
+    cfg = work / "yolo_config"
+    cfg.mkdir(parents=True, exist_ok=True)
+    os.environ["YOLO_OFFLINE"] = "1"
+    os.environ["YOLO_CONFIG_DIR"] = str(cfg)
+    os.environ["YOLO_AUTOINSTALL"] = "false"
+
+
+def train_and_export(data_dir: Path, work: Path, out_dir: Path, epochs: int, imgsz: int, batch: int,
+                     seed: int) -> dict:
+    """Train yolo11n-cls from its yaml on data_dir, export ONNX to out_dir. Returns metrics."""
+    _offline_env(work)
+    try:
+        import ultralytics
+        from ultralytics import YOLO, settings
+    except ImportError:
+        raise TtrError("training needs the train extra: pip install '.[train]' (ultralytics, torch)") from None
+    settings.update({"sync": False})
+    model = YOLO("yolo11n-cls.yaml")
+    # Colour is the answer, so no hue shift; patches may be upside down (tracks run both ways).
+    res = model.train(data=str(data_dir.resolve()), epochs=epochs, imgsz=imgsz, batch=batch, device="cpu",
+                      workers=0, project=str((work / "runs").resolve()), name="cls", exist_ok=True,
+                      plots=False, amp=False, seed=seed, deterministic=True, warmup_epochs=0,
+                      hsv_h=0.0, hsv_s=0.25, hsv_v=0.25, fliplr=0.5, flipud=0.5, scale=0.1, erasing=0.0,
+                      auto_augment=None, pretrained=False, verbose=False, patience=100)
+    metrics = {}
+    try:
+        metrics = {"top1": float(res.top1), "top5": float(res.top5)}
+    except Exception:  # noqa: BLE001 - metrics are informative only
+        pass
+    onnx_path = Path(model.export(format="onnx", dynamic=True, imgsz=imgsz, simplify=True, verbose=False))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    dest = out_dir / "space_classifier.onnx"
+    shutil.copyfile(onnx_path, dest)
+    names = model.names if isinstance(model.names, dict) else dict(enumerate(model.names))
+    metrics["classes"] = [names[i] for i in range(len(names))]
+    metrics["ultralytics"] = ultralytics.__version__
+    import torch
+
+    metrics["torch"] = torch.__version__
+    return metrics
+
+
+def run(args) -> int:
+    p = dict(DEFAULTS)
+    if args.smoke:
+        p.update(SMOKE)
+    if args.count:
+        p["count"] = args.count
+    if args.epochs:
+        p["epochs"] = args.epochs
+    p["imgsz"], p["seed"] = args.imgsz, args.seed
+    out_dir = Path(args.out)
+    work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="ttr_train_"))
+    data_dir = work / "patches"
+    if data_dir.exists():
+        shutil.rmtree(data_dir)
+    t0 = time.time()
+    counts = render_patches(data_dir, p["count"], p["seed"], p["imgsz"], p["side_mm"], p["photo_wh"],
+                            p["corner_jitter"])
+    t_render = time.time() - t0
+    metrics = train_and_export(data_dir, work, out_dir, p["epochs"], p["imgsz"], p["batch"], p["seed"])
+    t_train = time.time() - t0 - t_render
+    config = {
+        "classes": metrics.pop("classes"),
+        "imgsz": p["imgsz"],
+        "crop": {"side_mm": p["side_mm"], "px_per_mm": 2.0, "light": "paper-normalised (vision.spaces)",
+                 "axis": "space long axis horizontal, centred"},
+        "input": "RGB float 0..1, NCHW",
+        "model": "yolo11n-cls.yaml (from scratch)",
+        "render": {"count": p["count"], "seeds": [p["seed"], p["seed"] + p["count"] - 1],
+                   "photo_wh": list(p["photo_wh"]), "corner_jitter": p["corner_jitter"]},
+        "epochs": p["epochs"], "batch": p["batch"], "smoke": bool(args.smoke),
+        "patches": counts, "metrics": {k: v for k, v in metrics.items() if k in ("top1", "top5")},
+        "versions": {"ultralytics": metrics.get("ultralytics"), "torch": metrics.get("torch"),
+                     "python": platform.python_version()},
+        "seconds": {"render": round(t_render, 1), "train_export": round(t_train, 1)},
+        "command": "ttr " + " ".join(sys.argv[2:]) if len(sys.argv) > 1 else "ttr train",
+    }
+    (out_dir / "space_classifier.json").write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {out_dir / 'space_classifier.onnx'} and space_classifier.json "
+          f"(render {t_render:.0f} s, train+export {t_train:.0f} s, top1 {metrics.get('top1', float('nan')):.3f})")
+    if not args.work:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0

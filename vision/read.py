@@ -45,11 +45,11 @@ class Reader:
     """Loads the template and the classifier once; `read(image)` per photo."""
 
     def __init__(self, calibration=None, use_classifier: bool = True, model_path: str | None = None,
-                 decide_cfg: DecideConfig = DecideConfig()):
+                 decide_cfg: DecideConfig = DecideConfig(), template=None):
         from calibration.template import load_template
 
         self.board = load_board()
-        self.template = load_template()
+        self.template = template if template is not None else load_template()
         self.calibration = calibration
         self.classifier = load_classifier(model_path) if use_classifier else None
         self.geometry = (CropGeometry(self.classifier.config.imgsz, self.classifier.config.side_mm)
@@ -64,7 +64,8 @@ class Reader:
 
     # -- stages -------------------------------------------------------------------------------
     def evidence(self, flattened: np.ndarray, px_per_mm: float = PX_PER_MM) -> SpaceEvidence:
-        quads_px = self.quads_mm * px_per_mm
+        # Flattened pixel (u, v) shows the board point ((u + 0.5) / ppm, (v + 0.5) / ppm) mm.
+        quads_px = self.quads_mm * px_per_mm - 0.5
         norm = normalise_light(flattened, quads_px, px_per_mm)
         sp = crop_spaces(norm, quads_px, px_per_mm, self.geometry, self.track_ids, self.index)
         ref = None
