@@ -63,11 +63,14 @@ class Look:
 
     paper_bgr: np.ndarray  # map paper
     sea_tint: np.ndarray  # added outside the land
-    texture: float  # strength of the paper's relief texture
+    texture: float  # strength of the paper's blotchy texture
+    relief: float  # darkness of the hatched mountains
     line_gray: float  # faint borders and rivers
     space_bgr: dict[str, np.ndarray]
     outline_bgr: np.ndarray
     outline_mm: float
+    frame_mm: float  # the printed frame band inside the outline
+    frame_gray: float
     border_bgr: np.ndarray  # score track
     cell_line_bgr: np.ndarray
     number_bgr: np.ndarray
@@ -83,20 +86,24 @@ def make_look(seed: int) -> Look:
     # Paper from blue-gray to beige-gray.
     t = rng.uniform(0, 1)
     paper = (1 - t) * np.array([214, 208, 198]) + t * np.array([190, 205, 214]) + rng.normal(0, 4, 3)
-    paper *= rng.uniform(0.9, 1.06)
+    paper *= rng.uniform(0.84, 1.02)
     space = {}
     for name, bgr in PRINTED_BGR.items():
-        c = np.array(bgr, float) + rng.normal(0, 9, 3)
+        neutral = name in ("gray", "white", "black")
+        c = np.array(bgr, float) + rng.normal(0, 3 if neutral else 9, 3) + rng.normal(0, 6)
         c = c * rng.uniform(0.9, 1.07)
         space[name] = np.clip(c, 0, 255)
     return Look(
         paper_bgr=np.clip(paper, 0, 255),
         sea_tint=np.array([8, 2, -6]) * rng.uniform(0, 1.5),
-        texture=float(rng.uniform(0.04, 0.11)),
+        texture=float(rng.uniform(0.04, 0.1)),
+        relief=float(rng.uniform(0.15, 0.45)),
         line_gray=float(rng.uniform(0.45, 0.7)),
         space_bgr=space,
         outline_bgr=np.clip(np.array([40, 44, 52]) + rng.normal(0, 8, 3), 0, 255),
-        outline_mm=float(rng.uniform(0.35, 0.7)),
+        outline_mm=float(rng.uniform(0.3, 0.6)),
+        frame_mm=float(rng.uniform(0.4, 1.0)),
+        frame_gray=float(rng.uniform(90, 170)),
         border_bgr=np.clip(np.array([36, 50, 112]) * rng.uniform(0.8, 1.25) + rng.normal(0, 6, 3), 0, 255),
         cell_line_bgr=np.clip(np.array([90, 150, 200]) + rng.normal(0, 10, 3), 0, 255),
         number_bgr=np.clip(np.array([215, 230, 240]) + rng.normal(0, 8, 3), 0, 255),
@@ -171,9 +178,18 @@ def draw_board(model: BoardModel, look: Look, px_per_mm: float, city_names: bool
 
     # Paper: base colour times a relief texture (mountains and plains), sea tinted.
     relief = fractal_noise(rng, (h, w))
-    ridges = 1 - np.abs(fractal_noise(rng, (h, w), octaves=(20, 60, 160), falloff=0.7)) * 2.2
+    ridges = 1 - np.abs(fractal_noise(rng, (h, w), octaves=(8, 24, 70), falloff=0.7)) * 2.5
     west = np.clip(1.2 - np.linspace(0, 1.6, w, dtype=np.float32), 0, 1)[None, :]
-    shade = 1 + look.texture * relief - 0.12 * look.texture * 8 * np.clip(ridges, 0, 1) ** 3 * west
+    # Mountains: hatched strokes (noise stretched ~5 mm along, ~0.7 mm across), densest in the west.
+    mountains = np.clip(ridges, 0, 1) ** 2 * (0.35 + 0.65 * west)
+    sh, sw = max(2, int(BOARD_MM[1] / 0.7)), max(2, int(BOARD_MM[0] / 5))
+    strokes = cv2.resize(rng.standard_normal((sh, sw)).astype(np.float32), (w, h), interpolation=cv2.INTER_LINEAR)
+    if rng.random() < 0.5:
+        sh, sw = max(2, int(BOARD_MM[1] / 4)), max(2, int(BOARD_MM[0] / 0.7))
+        strokes = np.maximum(strokes, cv2.resize(rng.standard_normal((sh, sw)).astype(np.float32), (w, h),
+                                                 interpolation=cv2.INTER_LINEAR))
+    hatch = np.clip(strokes + 0.2, 0, 1.5) * 0.6
+    shade = 1 + look.texture * relief - look.relief * mountains * hatch
     img = (np.asarray(look.paper_bgr, np.float32)[None, None, :] * shade[..., None])
     grain = rng.standard_normal((h, w)).astype(np.float32) * 3.0
     img += grain[..., None]
@@ -192,9 +208,10 @@ def draw_board(model: BoardModel, look: Look, px_per_mm: float, city_names: bool
     cv2.polylines(img, [_pts(coast, ppm)], True, line, max(1, int(ppm * 0.4)), cv2.LINE_AA, _SHIFT)
 
     # Faint borders (straight, like state lines) and wavy rivers.
-    for _ in range(28):
+    for _ in range(30):  # state lines: mostly along parallels and meridians
         p = rng.uniform([band, band], [BOARD_MM[0] - band, BOARD_MM[1] - band])
-        q = p + rng.normal(0, 90, 2)
+        a = rng.choice([0, np.pi / 2]) + rng.normal(0, 0.12)
+        q = p + rng.uniform(40, 160) * np.array([np.cos(a), np.sin(a)])
         cv2.line(img, tuple(int(v) for v in p * ppm), tuple(int(v) for v in q * ppm), line, 1, cv2.LINE_AA)
     for _ in range(8):
         p = rng.uniform([band, band], [BOARD_MM[0] - band, BOARD_MM[1] - band])
@@ -224,8 +241,8 @@ def draw_board(model: BoardModel, look: Look, px_per_mm: float, city_names: bool
     if city_names:
         for name, (x, y) in model.cities.items():
             off = rng.choice([-1, 1]) * rng.uniform(7, 10)
-            _text(img, name.upper(), ((x + rng.uniform(-6, 6)) * ppm, (y + off) * ppm), 3.2 * ppm,
-                  look.letter_bgr, look.font, max(1, int(round(ppm * 0.4))))
+            _text(img, name.upper(), ((x + rng.uniform(-6, 6)) * ppm, (y + off) * ppm), 4.0 * ppm,
+                  look.letter_bgr, look.font, max(1, int(round(ppm * 0.5))))
 
     # Printed spaces.
     for quads, color in zip(model.spaces, model.track_colors):
@@ -235,10 +252,11 @@ def draw_board(model: BoardModel, look: Look, px_per_mm: float, city_names: bool
             cv2.fillConvexPoly(img, _pts(q, ppm), _c(fill), cv2.LINE_AA, _SHIFT)
             c, u, length, width = _space_frame(q)
             v = np.array([-u[1], u[0]])
-            # Inner bevel line, lighter, as printed.
-            inner = c + (q - c) * np.array([[0.86], [0.86], [0.86], [0.86]])
-            cv2.polylines(img, [_pts(inner, ppm)], True, _c(np.clip(fill * 1.12 + 12, 0, 255)),
-                          1, cv2.LINE_AA, _SHIFT)
+            # The printed frame: a grayish band just inside a thin dark line.
+            inner = c + (q - c) * (1 - 2 * look.frame_mm / max(width, 1.0))
+            frame = np.clip(fill * 0.55 + look.frame_gray * 0.45, 0, 255)
+            cv2.polylines(img, [_pts(inner, ppm)], True, _c(frame),
+                          max(1, int(round(look.frame_mm * ppm))), cv2.LINE_AA, _SHIFT)
             cv2.polylines(img, [_pts(q, ppm)], True, _c(look.outline_bgr),
                           max(1, int(round(look.outline_mm * ppm))), cv2.LINE_AA, _SHIFT)
             # The small emblem in the middle (a locomotive on the real board).

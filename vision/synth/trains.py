@@ -42,7 +42,10 @@ def player_colors(rng: np.random.Generator, players) -> dict[str, np.ndarray]:
     out = {}
     for p in players:
         base = np.array(PLASTIC_BGR[p], float)
-        base = base * rng.uniform(0.85, 1.15) + rng.normal(0, 8, 3)
+        if p == "black":  # dark gray, nearly neutral
+            base = np.full(3, rng.uniform(26, 62)) + rng.normal(0, 2.5, 3)
+        else:
+            base = base * rng.uniform(0.85, 1.15) + rng.normal(0, 8, 3)
         out[p] = np.clip(base, 8, 250)
     return out
 
@@ -106,7 +109,7 @@ def draw_cars(img: np.ndarray, px_per_mm: float, cars: list[Car], camera_mm: np.
     cam_xy, cam_h = np.asarray(camera_mm[:2], float), float(camera_mm[2])
     light = np.asarray(light, float)
     light_xy = light[:2] / max(np.linalg.norm(light[:2]), 1e-6)
-    shadow_len = min(3.0, np.linalg.norm(light[:2]) / max(light[2], 0.15))  # per mm of height
+    shadow_len = min(2.5, np.linalg.norm(light[:2]) / max(light[2], 0.15))  # per mm of height
 
     # Shadows first, on one mask blurred once.
     mask = np.zeros(img.shape[:2], np.uint8)
@@ -125,7 +128,7 @@ def draw_cars(img: np.ndarray, px_per_mm: float, cars: list[Car], camera_mm: np.
     for car in order:
         h = car.height_mm
         par = (car.center_mm - cam_xy) * h / max(cam_h - h, 1.0)  # top face shift
-        bevel = 0.55
+        bevel = 0.8
         foot = _rect(car.center_mm, car.axis, car.length_mm / 2, car.width_mm / 2)
         top = _rect(car.center_mm + par, car.axis, car.length_mm / 2 - bevel, car.width_mm / 2 - bevel)
         base = car.bgr
@@ -143,25 +146,28 @@ def draw_cars(img: np.ndarray, px_per_mm: float, cars: list[Car], camera_mm: np.
                 lit = 0.5 + 0.35 * max(0.0, float(np.dot(normal, light_xy)))
                 face = np.array([foot[i], foot[j], top[j], top[i]])
                 cv2.fillConvexPoly(img, _p(face, ppm), _c(base * lit), cv2.LINE_AA, _SHIFT)
-        cv2.polylines(img, [_p(hull, ppm)], True, _c(base * 0.3), 1, cv2.LINE_AA, _SHIFT)
-        # Roof: face, recessed panel, end details, highlight on the lit side.
-        roof = base * (0.88 + 0.22 * light[2])
-        cv2.fillConvexPoly(img, _p(top, ppm), _c(roof), cv2.LINE_AA, _SHIFT)
+        # Roof: face rounded towards its long edges, recessed panel, end details, a gloss line
+        # on the lit side, and a dark rim where roof meets side.
+        roof = base * (0.85 + 0.25 * light[2])
         v = np.array([-car.axis[1], car.axis[0]])
         tc = car.center_mm + par
-        panel = _rect(tc, car.axis, car.length_mm / 2 - 3.0, car.width_mm / 2 - 1.6)
-        cv2.fillConvexPoly(img, _p(panel, ppm), _c(roof * 0.9), cv2.LINE_AA, _SHIFT)
-        cv2.polylines(img, [_p(panel, ppm)], True, _c(roof * 0.65), line, cv2.LINE_AA, _SHIFT)
+        cv2.fillConvexPoly(img, _p(top, ppm), _c(roof * 0.86), cv2.LINE_AA, _SHIFT)
+        crown = _rect(tc, car.axis, car.length_mm / 2 - bevel - 0.3, car.width_mm / 2 - bevel - 0.9)
+        cv2.fillConvexPoly(img, _p(crown, ppm), _c(roof), cv2.LINE_AA, _SHIFT)
+        panel = _rect(tc, car.axis, car.length_mm / 2 - 3.0, car.width_mm / 2 - 1.8)
+        cv2.fillConvexPoly(img, _p(panel, ppm), _c(roof * 0.92), cv2.LINE_AA, _SHIFT)
+        cv2.polylines(img, [_p(panel, ppm)], True, _c(roof * 0.62), line, cv2.LINE_AA, _SHIFT)
         for end in (-1, 1):
             for k in (1.3, 2.1):
                 p = tc + car.axis * end * (car.length_mm / 2 - k)
                 cv2.line(img, _pt(p - v * (car.width_mm / 2 - 1.0), ppm), _pt(p + v * (car.width_mm / 2 - 1.0), ppm),
                          _c(roof * 0.6), 1, cv2.LINE_AA, _SHIFT)
         side = 1.0 if np.dot(v, light_xy) > 0 else -1.0
-        gloss = 0.3 + 0.35 * rng.random()
+        gloss = 0.3 + 0.4 * rng.random()
         hi = roof + (255 - roof) * gloss
-        a = tc + v * side * (car.width_mm / 2 - 1.2) - car.axis * (car.length_mm / 2 - 2.5)
-        b = tc + v * side * (car.width_mm / 2 - 1.2) + car.axis * (car.length_mm / 2 - 2.5)
+        a = tc + v * side * (car.width_mm / 2 - 1.3) - car.axis * (car.length_mm / 2 - 2.2)
+        b = tc + v * side * (car.width_mm / 2 - 1.3) + car.axis * (car.length_mm / 2 - 2.2)
         cv2.line(img, _pt(a, ppm), _pt(b, ppm), _c(hi), line, cv2.LINE_AA, _SHIFT)
-        cv2.polylines(img, [_p(top, ppm)], True, _c(roof * 1.08 + 10), 1, cv2.LINE_AA, _SHIFT)
+        cv2.polylines(img, [_p(top, ppm)], True, _c(roof * 0.55), 1, cv2.LINE_AA, _SHIFT)
+        cv2.polylines(img, [_p(hull, ppm)], True, _c(base * 0.22), line, cv2.LINE_AA, _SHIFT)
     return img
