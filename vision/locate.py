@@ -1,0 +1,549 @@
+"""Find the board in a photo: its four outer corners, in the board's own order, and its turn.
+
+In: a photo, BGR uint8, any size (as `vision.image_io.load_photo` gives it).
+Out: `vision.reading.BoardLocation`: corners in the photo's pixels, board order TL, TR, BR, BL (the
+board's top-left is the score-track corner "20", its bottom-left "0/100"), the board's clockwise
+turn in the photo rounded to 0/90/180/270, a confidence and photo-quality warnings.
+Raises `BoardNotFound` when no board is there, `BoardCutOff` when the frame cuts into the map.
+
+How (classical, about 1000 px on the long side for the search, full resolution for the edges):
+1. The score track is a dark red-brown band all round the board: segment red-brown pixels, close
+   small gaps (digits), and take each large blob's convex hull.
+2. A quadrilateral from each hull: the four longest sides of a simplified hull (the light corner
+   medallions cut the hull's corners, so corners come from intersecting sides, not hull points).
+3. Each side is refined in the full-resolution photo: profiles across the side, a per-side colour
+   discriminant (band against whatever lies outside), the outermost band-to-outside crossing
+   found to a fraction of a pixel, then a robust line fit; corners are intersections of the lines.
+4. Which corner is the board's top-left: each of the four cyclic orders is flattened and scored
+   by the 36 city dots (copper discs at known places, `scoring.board.load_board().cities`),
+   plus the sides' proportions (795 x 525 mm) and an even band width all round.
+"""
+from __future__ import annotations
+
+import dataclasses
+from functools import lru_cache
+
+import cv2
+import numpy as np
+
+from scoring.errors import TtrError
+from vision.reading import BoardLocation
+from vision.rectify import BOARD_MM, board_to_photo_homography, flatten, shrink
+
+WORK_SIDE = 1000  # long side of the image the search runs on, pixels
+BAND_MM = 24.5  # width of the score-track band
+CORNER_SKIP = 0.07  # fraction of each side left out at both ends (light corner medallions)
+MIN_QUALITY = 0.15  # a board's worst side agrees at least this well (0..1.25)
+MIN_DOT_SCORE = 0.01  # mean city-dot response at the best orientation, at least
+CUT_OFF_MESSAGE = ("the board is cut off by the photo's edge: take the photo again with the whole "
+                   "board in the frame")
+
+
+class BoardNotFound(TtrError):
+    """No Ticket to Ride board in the photo."""
+
+    def __init__(self, message: str = "no Ticket to Ride board found in the photo"):
+        super().__init__(message)
+
+
+class BoardCutOff(TtrError):
+    """The photo's edge cuts into the board too far to read it."""
+
+
+@dataclasses.dataclass(frozen=True)
+class _Candidate:
+    corners: np.ndarray  # (4, 2) photo pixels, clockwise on screen, any start
+    quality: float  # the worst side's agreement x band contrast (plus a little of the mean), 0..1.25
+    cut_off: bool  # a side lies on the frame's edge with no band along it
+
+
+def locate_board(image_bgr: np.ndarray) -> BoardLocation:
+    """Find the board: corners (TL, TR, BR, BL of the board) in photo pixels, turn, confidence."""
+    img = np.asarray(image_bgr)
+    if img.ndim == 2:
+        img = cv2.cvtColor(img, cv2.COLOR_GRAY2BGR)
+    if img.ndim != 3 or img.shape[2] < 3 or min(img.shape[:2]) < 32:
+        raise BoardNotFound()
+    img = img[:, :, :3]
+    h, w = img.shape[:2]
+    small, scale = shrink(img, WORK_SIDE)
+
+    quads = _coarse_quads(small)
+    best = None
+    for q in quads:
+        corners = (q + 0.5) / scale - 0.5  # pixel centres of `small` -> of the photo
+        try:
+            cand = _refine(img, corners)
+            cand = _refine(img, cand.corners, second=True)
+        except _Reject:
+            continue
+        if _DEBUG:
+            print("candidate", np.round(cand.corners, 1).tolist(), "quality", round(cand.quality, 3))
+        if best is None or cand.quality > best.quality:
+            best = cand
+    if best is None or best.quality < MIN_QUALITY:
+        raise BoardNotFound()
+    if best.cut_off:
+        raise BoardCutOff(CUT_OFF_MESSAGE)
+
+    q_small = (best.corners + 0.5) * scale - 0.5
+    order, orient_conf, dot_score = _board_order(small, q_small)
+    corners = np.roll(best.corners, -order, axis=0)
+    if dot_score < MIN_DOT_SCORE:
+        raise BoardNotFound()
+
+    warnings = _frame_check(corners, (w, h))
+    orientation = _orientation_of(corners)
+    confidence = float(np.clip(min(orient_conf, best.quality / 0.8), 0.0, 1.0))
+    loc = BoardLocation(corners_xy=corners.astype(np.float64), orientation=orientation,
+                        confidence=confidence, warnings=tuple(warnings))
+    from vision.quality import board_warnings
+
+    extra = [m for m in board_warnings(img, loc.corners_xy, small, scale) if m not in warnings]
+    return dataclasses.replace(loc, warnings=tuple(warnings + extra))
+
+
+def scale_location(location: BoardLocation, factor: float) -> BoardLocation:
+    """The same location in an image `factor` times larger (e.g. after `load_photo(reduce=2)`)."""
+    c = (np.asarray(location.corners_xy, dtype=np.float64) + 0.5) * factor - 0.5
+    return dataclasses.replace(location, corners_xy=c)
+
+
+# ---------------------------------------------------------------- 1-2: coarse quadrilaterals
+
+def border_mask(image_bgr: np.ndarray, loose: bool = False) -> np.ndarray:
+    """uint8 0/1 mask of red-brown score-track colours (dark to mid red-orange, saturated).
+
+    `loose` also takes paler, more orange band pixels (side light washes one side of the band out)
+    at the price of taking warm wood too; candidates from both masks are tried and scored.
+    """
+    hsv = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2HSV)
+    hue = (hsv[:, :, 0].astype(np.int16) + 12) % 180  # red wraps round 0: shift it to 12
+    s, v = hsv[:, :, 1].astype(np.int16), hsv[:, :, 2].astype(np.int16)
+    if loose:
+        return ((hue <= 12 + 16) & (s >= 40) & (v >= 28) & (v <= 235) & (s * 3 >= 255 - v)).astype(np.uint8)
+    return ((hue <= 12 + 14) & (s >= 65) & (v >= 28) & (v <= 235)).astype(np.uint8)
+
+
+def _coarse_quads(small: np.ndarray) -> list[np.ndarray]:
+    """Candidate board quadrilaterals (4, 2) in `small`'s pixels, clockwise on screen."""
+    quads: list[np.ndarray] = []
+    for loose in (False, True):
+        for q in _quads_from_mask(border_mask(small, loose)):
+            if not any(np.allclose(q, p, atol=4) for p in quads):
+                quads.append(q)
+    return quads
+
+
+def _quads_from_mask(mask: np.ndarray) -> list[np.ndarray]:
+    """Quadrilaterals wrapping the mask's large blobs.
+
+    The band's blobs break at the light corner medallions (and at glare or a hand), so besides each
+    large blob alone, blobs lying close to it are merged with it.
+    """
+    h, w = mask.shape[:2]
+    k = max(3, int(round(max(h, w) / 180)) | 1)
+    mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+    areas = stats[:, cv2.CC_STAT_AREA].copy()
+    areas[0] = 0
+    big = [i for i in np.argsort(-areas) if areas[i] >= 0.002 * h * w][:40]
+    if not big:
+        return []
+    # Outer outline of each big blob (far fewer points than the blob, same hull).
+    outline: dict[int, np.ndarray] = {}
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    wanted = set(int(i) for i in big)
+    for c in contours:
+        x, y = c[0, 0]
+        lab = int(labels[y, x])
+        if lab in wanted:
+            outline[lab] = np.vstack([outline[lab], c.reshape(-1, 2)]) if lab in outline else c.reshape(-1, 2)
+    big = [int(i) for i in big if int(i) in outline]
+    reach = max(3, int(round(0.06 * max(h, w))))
+    boxes = stats[:, :4]
+    hulls = []
+    for seed in big[:3]:
+        if areas[seed] < 0.01 * h * w:
+            break
+        hulls.append(cv2.convexHull(outline[seed]))
+        # Merge: repeatedly add big blobs whose boxes come within `reach` of a member's box.
+        members = {seed}
+        changed = True
+        while changed:
+            changed = False
+            for j in big:
+                if j not in members and any(_boxes_near(boxes[j], boxes[m], reach) for m in members):
+                    members.add(j)
+                    changed = True
+        if len(members) > 1:
+            hulls.append(cv2.convexHull(np.vstack([outline[j] for j in members])))
+    quads = []
+    for hull in hulls:
+        q = _quad_from_hull(hull.reshape(-1, 2).astype(np.float64), (w, h))
+        if q is not None and not any(np.allclose(q, p, atol=3) for p in quads):
+            quads.append(q)
+    return quads
+
+
+def _boxes_near(a, b, reach) -> bool:
+    ax, ay, aw, ah = a
+    bx, by, bw, bh = b
+    gap_x = max(bx - (ax + aw), ax - (bx + bw), 0)
+    gap_y = max(by - (ay + ah), ay - (by + bh), 0)
+    return gap_x <= reach and gap_y <= reach
+
+
+def _quad_from_hull(hull: np.ndarray, size_wh) -> np.ndarray | None:
+    """The smallest quadrilateral with its sides on four of the hull's sides.
+
+    The light corner medallions cut the band's corners off, so the board's corners are where its
+    sides meet, outside the hull; a corner cut by the frame is handled the same way.
+    """
+    w, h = size_wh
+    hull32 = hull.astype(np.float32).reshape(-1, 1, 2)
+    area = cv2.contourArea(hull32)
+    if area < 0.08 * w * h:
+        return None
+    peri = cv2.arcLength(hull32, True)
+    poly = cv2.approxPolyDP(hull32, 0.004 * peri, True).reshape(-1, 2).astype(np.float64)
+    if len(poly) < 4:
+        return None
+    poly = _clockwise(poly)
+    a, b = poly, np.roll(poly, -1, axis=0)
+    lengths = np.linalg.norm(b - a, axis=1)
+    idx = [i for i in np.argsort(-lengths)[:14] if lengths[i] >= 0.02 * peri]
+    idx = sorted(idx)
+    if len(idx) < 4:
+        return None
+    from itertools import combinations
+
+    best, best_area = None, np.inf
+    for combo in combinations(idx, 4):
+        segs = [(a[i], b[i]) for i in combo]
+        corners = []
+        for j in range(4):
+            p = _intersect(segs[j - 1], segs[j])
+            if p is None:
+                break
+            corners.append(p)
+        if len(corners) != 4:
+            continue
+        q = np.array(corners)
+        if not _convex(q) or np.any(np.abs(q) > 4 * max(w, h)):
+            continue
+        qa = _area(q)
+        # Each side's line leaves the hull on one side; the quad must be the one that wraps it.
+        if qa < 0.98 * area or qa >= best_area:
+            continue
+        if _area(_clockwise(q)) <= 0 or not _wraps(q, poly):
+            continue
+        best, best_area = q, qa
+    if best is None or best_area > 1.6 * area:
+        return None
+    return _clockwise(best)
+
+
+def _area(q: np.ndarray) -> float:
+    x, y = q[:, 0], q[:, 1]
+    return 0.5 * float(np.sum(x * np.roll(y, -1) - np.roll(x, -1) * y))
+
+
+def _wraps(q: np.ndarray, pts: np.ndarray, tol: float = 2.0) -> bool:
+    """All points inside the convex quad q (with a small tolerance)."""
+    q = _clockwise(q)
+    for i in range(4):
+        p0, p1 = q[i], q[(i + 1) % 4]
+        d = p1 - p0
+        # clockwise on screen (y down): inside is to the right of each side, i.e. cross >= 0
+        cross = d[0] * (pts[:, 1] - p0[1]) - d[1] * (pts[:, 0] - p0[0])
+        if np.any(cross < -tol * np.linalg.norm(d)):
+            return False
+    return True
+
+
+def _on_frame(a, b, w, h, tol=2.5) -> bool:
+    for axis, lim in ((0, 0), (0, w - 1), (1, 0), (1, h - 1)):
+        if abs(a[axis] - lim) < tol and abs(b[axis] - lim) < tol:
+            return True
+    return False
+
+
+def _intersect(s1, s2):
+    """Intersection of the infinite lines through two segments (None when parallel)."""
+    (x1, y1), (x2, y2) = s1
+    (x3, y3), (x4, y4) = s2
+    d = (x1 - x2) * (y3 - y4) - (y1 - y2) * (x3 - x4)
+    if abs(d) < 1e-9:
+        return None
+    a = x1 * y2 - y1 * x2
+    b = x3 * y4 - y3 * x4
+    return np.array([(a * (x3 - x4) - (x1 - x2) * b) / d, (a * (y3 - y4) - (y1 - y2) * b) / d])
+
+
+def _convex(q: np.ndarray) -> bool:
+    pts = [(float(x), float(y)) for x, y in q]
+    cross = []
+    for i in range(4):
+        (x0, y0), (x1, y1), (x2, y2) = pts[i], pts[(i + 1) % 4], pts[(i + 2) % 4]
+        cross.append((x1 - x0) * (y2 - y1) - (y1 - y0) * (x2 - x1))
+    return all(c > 0 for c in cross) or all(c < 0 for c in cross)
+
+
+def _clockwise(q: np.ndarray) -> np.ndarray:
+    """Order as clockwise on screen (y down): positive shoelace area in image coordinates."""
+    x, y = q[:, 0], q[:, 1]
+    area2 = np.sum(x * np.roll(y, -1) - np.roll(x, -1) * y)
+    return q if area2 > 0 else q[::-1].copy()
+
+
+# ---------------------------------------------------------------- 3: sub-pixel sides
+
+class _Reject(Exception):
+    pass
+
+
+def _refine(img: np.ndarray, corners: np.ndarray, second: bool = False) -> _Candidate:
+    """Refit the four sides of `corners` (clockwise, photo pixels) on the photo's pixels."""
+    q = np.asarray(corners, dtype=np.float64)
+    lengths = np.linalg.norm(q - np.roll(q, -1, axis=0), axis=1)
+    if lengths.min() < 20:
+        raise _Reject
+    # Band width in pixels, from the board's longer sides (795 mm) seen roughly.
+    band_px = max(4.0, BAND_MM / BOARD_MM[0] * 0.5 * (max(lengths[0], lengths[2]) + max(lengths[1], lengths[3])) * 0.8)
+    centre = q.mean(axis=0)
+    lines, quality, cut = [], [], False
+    for i in range(4):
+        a, b = q[i], q[(i + 1) % 4]
+        frame_line = _frame_side(a, b, img.shape)
+        if frame_line is not None:
+            # The photo ends here: the board is cropped to its edge, or cut off by the frame.
+            band = _band_inside(img, a, b, centre, band_px)
+            lines.append(frame_line)
+            quality.append(band)
+            cut |= band < 0.3
+            continue
+        res = _fit_side(img, a, b, centre, band_px, second)
+        if res is None:
+            raise _Reject
+        line, frac, band = res
+        lines.append(line)
+        quality.append(frac * band)
+    new = []
+    for i in range(4):
+        p = _line_intersection(lines[i - 1], lines[i])
+        if p is None:
+            raise _Reject
+        new.append(p)
+    new = np.array(new)
+    if not _convex(new):
+        raise _Reject
+    # Corners that moved a lot mean the coarse side was not the board's side.
+    diag = np.linalg.norm(q[0] - q[2])
+    if np.max(np.linalg.norm(new - q, axis=1)) > 0.08 * diag:
+        raise _Reject
+    return _Candidate(corners=_clockwise(new), quality=float(min(quality) + 0.25 * np.mean(quality)),
+                      cut_off=cut)
+
+
+def _line_intersection(l1, l2):
+    """Intersection of two lines given as (point, unit direction); None when parallel."""
+    p, d = l1
+    r, e = l2
+    m = np.array([[d[0], -e[0]], [d[1], -e[1]]])
+    if abs(np.linalg.det(m)) < 1e-9:
+        return None
+    t = np.linalg.solve(m, r - p)
+    return p + t[0] * d
+
+
+def _frame_side(a, b, shape):
+    """The frame's edge as a line when side a-b lies along it, else None."""
+    h, w = shape[:2]
+    tol = max(3.0, 0.01 * max(w, h))
+    for axis, lim in ((0, 0.0), (0, w - 1.0), (1, 0.0), (1, h - 1.0)):
+        if abs(a[axis] - lim) < tol and abs(b[axis] - lim) < tol:
+            p = np.array([lim, 0.0]) if axis == 0 else np.array([0.0, lim])
+            d = np.array([0.0, 1.0]) if axis == 0 else np.array([1.0, 0.0])
+            return p, d
+    return None
+
+
+def _sample_strip(img, a, b, centre, u):
+    """Colour (Lab, float32) on lines across side a-b at offsets u (outward +) ; (m, len(u), 3)."""
+    d = (b - a) / np.linalg.norm(b - a)
+    n = np.array([d[1], -d[0]])
+    if np.dot((a + b) / 2 - centre, n) < 0:
+        n = -n  # outward
+    m = 90
+    t = np.linspace(CORNER_SKIP, 1 - CORNER_SKIP, m)
+    base = a[None, :] + t[:, None] * (b - a)[None, :]
+    pts = base[:, None, :] + u[None, :, None] * n[None, None, :]
+    mapx = pts[:, :, 0].astype(np.float32)
+    mapy = pts[:, :, 1].astype(np.float32)
+    strip = cv2.remap(img, mapx, mapy, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    lab = cv2.cvtColor(strip, cv2.COLOR_BGR2LAB).astype(np.float32)
+    h, w = img.shape[:2]
+    inside = (mapx >= 0) & (mapx <= w - 1) & (mapy >= 0) & (mapy <= h - 1)
+    return lab, base, n, inside, strip
+
+
+def _band_inside(img, a, b, centre, band_px) -> float:
+    """0..1: how clearly the red-brown band runs just inside side a-b (for sides on the frame)."""
+    u = -np.arange(0.05, 2.2, 0.05) * band_px
+    _, _, _, _, strip = _sample_strip(img, a, b, centre, u)
+    mask = border_mask(strip, loose=True).astype(np.float32)
+    band = mask[:, u > -0.8 * band_px].mean()
+    inner = mask[:, u < -1.4 * band_px].mean()
+    return float(np.clip((band - inner) / 0.5, 0, 1))
+
+
+def _fit_side(img, a, b, centre, band_px, second):
+    """Fit the outer edge of the band along side a->b.
+
+    Returns ((point, unit direction), share of profiles on the line, band contrast 0..1) or None.
+    """
+    reach_in = 1.0 * band_px
+    reach_out = (0.5 if second else 0.9) * band_px
+    step = max(0.5, band_px / 40.0)
+    u = np.arange(-reach_in, reach_out + step / 2, step)
+    lab, base, n, inside, _ = _sample_strip(img, a, b, centre, u)
+    m = len(base)
+
+    # Discriminant between the band (just inside the edge) and what lies just outside it.
+    band_sel = (u > -0.8 * band_px) & (u < -0.25 * band_px)
+    out_sel = (u > 0.2 * band_px) & (u < reach_out)
+    fb = lab[:, band_sel].reshape(-1, 3)
+    out_ok = inside[:, out_sel].reshape(-1)
+    fo = lab[:, out_sel].reshape(-1, 3)[out_ok]
+    if len(fb) < 10 or len(fo) < 10:
+        return None
+    mb, mo = fb.mean(0), fo.mean(0)
+    cov = np.cov(fb.T) + np.cov(fo.T) + np.eye(3) * 4.0
+    wv = np.linalg.solve(cov, mb - mo)
+    lo, hi = float(np.median(fo @ wv)), float(np.median(fb @ wv))
+    if hi - lo < 1e-6:
+        return None
+    z = ((lab @ wv) - lo) / (hi - lo)  # ~1 on the band, ~0 outside
+    z = cv2.blur(z.astype(np.float32), (3, 1))
+    sep = float(np.linalg.norm(mb - mo) / np.sqrt(np.trace(cov) / 3))
+
+    # Outermost 0.5 crossing (band -> outside) in the window, to a fraction of a sample.
+    win = (u >= -0.6 * band_px) & (u <= reach_out - 2 * step)
+    cross = (z[:, :-1] >= 0.5) & (z[:, 1:] < 0.5) & win[None, :-1]
+    has = cross.any(axis=1)
+    k = (cross.shape[1] - 1) - np.argmax(cross[:, ::-1], axis=1)
+    rows = np.arange(m)
+    z0, z1 = z[rows, k], z[rows, np.minimum(k + 1, len(u) - 1)]
+    f = np.where(has, (z0 - 0.5) / np.maximum(z0 - z1, 1e-6), 0.0)
+    edge = u[k] + f * step
+    ok = has & inside[rows, k]
+    if ok.sum() < 0.3 * m:
+        return None
+    P = (base + edge[:, None] * n[None, :])[ok]
+    line, inliers = _robust_line(P, tol=max(1.0, band_px / 25))
+    frac = inliers.sum() / m
+    band = float(np.clip(sep / 3.0, 0, 1)) * float(np.mean(z[:, band_sel] > 0.5))
+    return line, frac, band
+
+
+def _robust_line(P: np.ndarray, tol: float):
+    """Line through points with outliers: RANSAC-free trimmed least squares (3 rounds)."""
+    keep = np.ones(len(P), bool)
+    for _ in range(3):
+        Q = P[keep]
+        c = Q.mean(0)
+        _, _, vt = np.linalg.svd(Q - c)
+        d = vt[0]
+        nrm = np.array([-d[1], d[0]])
+        r = (P - c) @ nrm
+        mad = np.median(np.abs(r[keep] - np.median(r[keep]))) * 1.4826
+        keep = np.abs(r) <= max(tol, 2.5 * mad)
+        if keep.sum() < 5:
+            raise _Reject
+    Q = P[keep]
+    c = Q.mean(0)
+    _, _, vt = np.linalg.svd(Q - c)
+    return (c, vt[0]), keep
+
+
+# ---------------------------------------------------------------- 4: which corner is top-left
+
+@lru_cache(maxsize=1)
+def _city_mm() -> np.ndarray:
+    from scoring.board import load_board
+
+    b = load_board()
+    return np.array([[c.x * BOARD_MM[0], c.y * BOARD_MM[1]] for c in b.cities.values()])
+
+
+def dot_map(flat_bgr: np.ndarray, px_per_mm: float) -> np.ndarray:
+    """Response to small copper discs (the city dots): copper-ness, disc minus its surround."""
+    hsv = cv2.cvtColor(flat_bgr, cv2.COLOR_BGR2HSV).astype(np.float32)
+    hue = (hsv[:, :, 0] + 12) % 180
+    s, v = hsv[:, :, 1] / 255.0, hsv[:, :, 2] / 255.0
+    copper = np.clip(1 - np.abs(hue - 24) / 14, 0, 1) * np.clip((s - 0.25) / 0.4, 0, 1) * np.clip((v - 0.15) / 0.3, 0, 1)
+    k1 = max(3, int(round(5.0 * px_per_mm)) | 1)
+    k2 = max(k1 + 2, int(round(13.0 * px_per_mm)) | 1)
+    return cv2.blur(copper, (k1, k1)) - cv2.blur(copper, (k2, k2))
+
+
+def _board_order(small: np.ndarray, q_small: np.ndarray):
+    """Which of the 4 cyclic orders of q (clockwise) starts at the board's top-left.
+
+    Returns (shift, confidence 0..1, best dot score).
+    """
+    ppm = 1.0
+    cities = _city_mm()
+    xy = np.clip(np.round(cities * ppm - 0.5).astype(int), 0, [round(BOARD_MM[0] * ppm) - 1, round(BOARD_MM[1] * ppm) - 1])
+    scores = np.zeros(4)
+    for k in range(2):
+        flat = flatten(small, np.roll(q_small, -k, axis=0), px_per_mm=ppm)
+        dm = dot_map(flat, ppm)
+        dm = cv2.dilate(dm, np.ones((5, 5), np.uint8))  # allow ~2 mm of misplacement
+        scores[k] = float(np.mean(dm[xy[:, 1], xy[:, 0]]))
+        # Starting two corners later is the same board turned half round: the same flattening rotated.
+        dm180 = dm[::-1, ::-1]
+        scores[k + 2] = float(np.mean(dm180[xy[:, 1], xy[:, 0]]))
+    # Proportions: the sides 0-1 and 2-3 are the board's 795 mm ones.
+    L = np.linalg.norm(q_small - np.roll(q_small, -1, axis=0), axis=1)
+    ratio_even = np.log((L[0] + L[2]) / (L[1] + L[3]))  # >0: sides 0/2 look longer
+    target = np.log(BOARD_MM[0] / BOARD_MM[1])
+    prior = np.array([-(ratio_even - target) ** 2, -(-ratio_even - target) ** 2] * 2)
+    total = scores + 0.02 * prior
+    best = int(np.argmax(total))
+    if _DEBUG:
+        print("orient scores", np.round(scores, 4), "prior", np.round(prior, 4))
+    rest = np.sort(total)[-2]
+    margin = total[best] - rest
+    conf = float(np.clip(margin / 0.03, 0, 1))
+    return best, conf, float(scores[best])
+
+
+_DEBUG = False
+
+
+def _orientation_of(corners: np.ndarray) -> int:
+    """Clockwise turn of the board in the photo, nearest of 0/90/180/270, from its top side."""
+    top = corners[1] - corners[0]
+    ang = np.degrees(np.arctan2(top[1], top[0]))  # y down: positive = clockwise
+    return int(round(ang / 90.0)) % 4 * 90
+
+
+# ---------------------------------------------------------------- frame checks
+
+def _frame_check(corners: np.ndarray, size_wh) -> list[str]:
+    """Warn when a board corner is outside the frame; raise when the frame cuts into the map."""
+    w, h = size_wh
+    H = board_to_photo_homography(corners)
+    # The map (everything inside the score track) must be in the frame to read the tracks.
+    m = BAND_MM
+    inner = np.array([[m, m], [BOARD_MM[0] - m, m], [BOARD_MM[0] - m, BOARD_MM[1] - m], [m, BOARD_MM[1] - m]])
+    pi = cv2.perspectiveTransform(inner.reshape(-1, 1, 2), H).reshape(-1, 2)
+    tol = 0.005 * max(w, h)
+    if np.any(pi[:, 0] < -tol) or np.any(pi[:, 0] > w - 1 + tol) or np.any(pi[:, 1] < -tol) or np.any(pi[:, 1] > h - 1 + tol):
+        raise BoardCutOff(CUT_OFF_MESSAGE)
+    out = (corners[:, 0] < -tol) | (corners[:, 0] > w - 1 + tol) | (corners[:, 1] < -tol) | (corners[:, 1] > h - 1 + tol)
+    if out.any():
+        return ["the board is partly outside the photo (a corner is cut off); keep the whole board in the frame"]
+    return []
