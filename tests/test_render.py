@@ -234,3 +234,21 @@ def test_ttr_render_rejects_bad_arguments(tmp_path, capsys):
     assert "count" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         ttr(["render", "--out", str(tmp_path), "--size", "big"])
+
+
+def test_bundled_example_agrees_with_itself():
+    ex = Path(__file__).resolve().parent.parent / "examples"
+    photo = ex / "board.jpg"
+    assert photo.stat().st_size <= 1_500_000
+    truth = json.loads((ex / "board.truth.json").read_text())
+    game = json.loads((ex / "board.game.json").read_text())
+    img = cv2.imread(str(photo))
+    assert [img.shape[1], img.shape[0]] == truth["image_size"] and truth["photo"] == "board.jpg"
+    from_truth = sorted((t["owner"], t["a"], t["b"], t["color"]) for t in truth["tracks"] if t["owner"])
+    from_game = sorted((p["color"], *r) for p in game["players"] for r in p["routes"])
+    assert from_truth == from_game and len({p["color"] for p in game["players"]}) == 4
+    claims = {}
+    for i, t in enumerate(truth["tracks"]):
+        if t["owner"]:
+            claims.setdefault(t["owner"], []).append(i)
+    assert is_legal(BOARD, claims) == []

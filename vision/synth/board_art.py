@@ -277,7 +277,19 @@ def draw_board(model: BoardModel, look: Look, px_per_mm: float, city_names: bool
                    _c(look.dot_bgr), -1, cv2.LINE_AA, _SHIFT)
         cv2.circle(img, (ctr[0] - int(0.35 * r * _ONE), ctr[1] - int(0.35 * r * _ONE)), int(r * 0.25 * _ONE),
                    _c(np.clip(look.dot_bgr + 90, 0, 255)), -1, cv2.LINE_AA, _SHIFT)
-    return img
+
+    # Fold lines of the folding board (thirds across, half down): a worn light crease by a dark one.
+    crease = float(rng.uniform(0.0, 0.12))
+    k = max(1, int(round(0.4 * ppm)))
+    out = img.astype(np.float32)
+    for x in (BOARD_MM[0] / 3, 2 * BOARD_MM[0] / 3):
+        j = int(round(x * ppm))
+        out[:, j - k:j] *= 1 - crease
+        out[:, j:j + k] = out[:, j:j + k] * (1 - crease) + 255 * crease
+    i = int(round(BOARD_MM[1] / 2 * ppm))
+    out[i - k:i] *= 1 - crease
+    out[i:i + k] = out[i:i + k] * (1 - crease) + 255 * crease
+    return np.clip(out, 0, 255).astype(np.uint8)
 
 
 def _route_table(img, look, ppm, band, rng):

@@ -184,7 +184,7 @@ def photograph(rng: np.random.Generator, flat: np.ndarray, px_per_mm: float, cam
         m = cv2.GaussianBlur(m, (0, 0), rng.uniform(1, 4)).astype(np.float32) / 255
         field *= 1 - rng.uniform(0.2, 0.5) * m
     gain = cv2.resize(field.astype(np.float32), (w, h), interpolation=cv2.INTER_LINEAR)
-    exposure = rng.uniform(0.75, 1.2)
+    exposure = rng.uniform(0.7, 1.1)
     warm = rng.uniform(-1, 1)  # -1 daylight-blue .. +1 warm lamp
     wb = np.array([1 - 0.16 * warm, 1 + rng.normal(0, 0.02), 1 + 0.12 * warm], np.float32) * exposure
     img *= gain[..., None]
