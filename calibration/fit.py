@@ -21,6 +21,7 @@ import numpy as np
 from scoring.errors import TtrError
 
 FILE_NAME = "calibration.json"
+BOARD_FILE = "empty_board.png"
 FORMAT = 1
 
 
@@ -34,6 +35,7 @@ class Calibration:
     empty_spread: np.ndarray  # (309, 3) inter-quartile range of the same pixels
     photos: tuple[str, ...] = ()
     offsets_mm: np.ndarray | None = None  # (309, 2) small shift of each space from the template
+    board_bgr: np.ndarray | None = None  # the empty board, flattened at PX_PER_MM and light-normalised
 
     def to_dict(self) -> dict:
         d = {"format": FORMAT, "photos": list(self.photos),
@@ -48,6 +50,10 @@ class Calibration:
         out.mkdir(parents=True, exist_ok=True)
         p = out / FILE_NAME
         p.write_text(json.dumps(self.to_dict()) + "\n", encoding="utf-8")
+        if self.board_bgr is not None:
+            import cv2
+
+            cv2.imwrite(str(out / BOARD_FILE), self.board_bgr)
         return p
 
 
@@ -67,31 +73,49 @@ def load_calibration(path: str | Path) -> Calibration:
         raise CalibrationError(f"calibration {p} is malformed ({type(e).__name__})") from None
     if lab.shape != (309, 3) or spread.shape != (309, 3) or (off is not None and off.shape != (309, 2)):
         raise CalibrationError(f"calibration {p} does not fit this board (309 spaces expected)")
-    return Calibration(lab, spread, tuple(d.get("photos", ())), off)
+    board = None
+    if (p.parent / BOARD_FILE).exists():
+        import cv2
+
+        board = cv2.imread(str(p.parent / BOARD_FILE), cv2.IMREAD_COLOR)
+    return Calibration(lab, spread, tuple(d.get("photos", ())), off, board)
 
 
 def fit_calibration(photos: list[str], reader=None) -> tuple[Calibration, list[str]]:
     """Measure every space on each empty-board photo and keep the median. Returns (calibration,
     warnings). A photo that cannot be read raises its PhotoError/locator error."""
-    from vision.read import Reader
+    flats = [_flatten_photo(photo)[0] for photo in photos]
+    return fit_from_flattened(flats, [str(p) for p in photos], reader)
+
+
+def fit_from_flattened(flats: list[np.ndarray], names: list[str], reader=None) -> tuple[Calibration, list[str]]:
+    """The calibration of boards already flattened at PX_PER_MM (see `fit_calibration`)."""
+    from vision.read import PX_PER_MM, Reader
+    from vision.spaces import align_to_reference, normalise_light
 
     reader = reader or Reader(calibration=None, use_classifier=False)
-    labs, spreads, warnings = [], [], []
-    for photo in photos:
-        flat, loc = _flatten_photo(reader, photo)
+    quads_px = reader.quads_px(PX_PER_MM)
+    boards, warnings = [], []
+    for flat, name in zip(flats, names):
+        norm = normalise_light(flat, quads_px, PX_PER_MM)
+        if boards:
+            norm, score = align_to_reference(norm, boards[0], PX_PER_MM)
+            if score < 0.5:
+                warnings.append(f"{name}: does not match the first photo's board well (ECC {score:.2f})")
+        boards.append(norm)
         ev = reader.evidence(flat)
-        labs.append(ev.lab)
-        spreads.append(ev.lab_spread)
         # A calibration photo should be empty: say so if it looks played.
         claimed = int((ev.probs[:, 0] < 0.5).sum())
         if claimed > 30:
-            warnings.append(f"{photo}: {claimed} spaces do not look empty; is the board empty?")
-    lab = np.median(np.stack(labs), axis=0)
-    spread = np.median(np.stack(spreads), axis=0)
-    return Calibration(lab, spread, tuple(str(p) for p in photos)), warnings
+            warnings.append(f"{name}: {claimed} spaces do not look empty; is the board empty?")
+    board = np.median(np.stack(boards), axis=0).astype(np.uint8) if len(boards) > 1 else boards[0]
+    from vision.spaces import CropGeometry, crop_spaces
+
+    sp = crop_spaces(board, quads_px, PX_PER_MM, CropGeometry(), reader.track_ids, reader.index)
+    return Calibration(sp.lab, sp.lab_spread, tuple(names), None, board), warnings
 
 
-def _flatten_photo(reader, path: str):
+def _flatten_photo(path: str):
     from vision.image_io import load_photo, read_header
     from vision.locate import locate_board
     from vision.read import PX_PER_MM

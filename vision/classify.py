@@ -30,22 +30,22 @@ MODEL_NAME = "space_classifier"
 # Generic colours (OpenCV 8-bit Lab) after light normalisation, paper = (190, 190, 190) BGR
 # (L 199, a 128, b 128). Cars: saturated moulded plastic; printed spaces: the board's inks.
 CAR_LAB = {
-    "red": (105.0, 175.0, 160.0),
-    "blue": (95.0, 135.0, 85.0),
-    "green": (90.0, 100.0, 145.0),
-    "yellow": (200.0, 125.0, 195.0),
-    "black": (40.0, 128.0, 128.0),
+    "red": (106.0, 165.0, 158.0),
+    "blue": (83.0, 130.0, 93.0),
+    "green": (85.0, 114.0, 133.0),
+    "yellow": (188.0, 121.0, 190.0),
+    "black": (28.0, 128.0, 130.0),
 }
 PRINTED_LAB = {
-    "red": (120.0, 170.0, 160.0),
-    "blue": (110.0, 135.0, 80.0),
-    "green": (165.0, 95.0, 175.0),
-    "yellow": (205.0, 120.0, 190.0),
-    "black": (75.0, 128.0, 124.0),
-    "white": (215.0, 127.0, 133.0),
-    "orange": (165.0, 150.0, 185.0),
-    "pink": (150.0, 170.0, 122.0),
-    "gray": (175.0, 127.0, 126.0),
+    "red": (95.0, 165.0, 163.0),
+    "blue": (100.0, 133.0, 84.0),
+    "green": (133.0, 108.0, 176.0),
+    "yellow": (202.0, 122.0, 193.0),
+    "black": (50.0, 128.0, 127.0),
+    "white": (192.0, 128.0, 129.0),
+    "orange": (130.0, 154.0, 178.0),
+    "pink": (124.0, 158.0, 126.0),
+    "gray": (160.0, 129.0, 127.0),
 }
 
 
@@ -194,6 +194,21 @@ class ColourModel:
                 wc = resp[:, 1 + c]
                 car[c] = (car0[c] * cfg.prior_weight + (lab * wc[:, None]).sum(axis=0)) / (cfg.prior_weight + wc.sum())
         return ll
+
+
+CHANGE_MID = 16.0  # median Lab distance from the empty reference where car and empty are equally likely
+CHANGE_SCALE = 4.0
+CHANGE_CLIP = 6.0
+
+
+def change_loglik(change: np.ndarray) -> np.ndarray:
+    """(N, 6) log-likelihoods from `vision.spaces.change_features`: a space that differs from its
+    own empty look holds a car (of a colour this evidence cannot tell), one that does not is empty."""
+    llr = np.clip((np.asarray(change)[:, 0] - CHANGE_MID) / CHANGE_SCALE, -CHANGE_CLIP, CHANGE_CLIP)
+    out = np.zeros((len(llr), len(SPACE_CLASSES)))
+    out[:, 1:] = llr[:, None] / 2
+    out[:, 0] = -llr / 2
+    return out
 
 
 def fuse(loglik_parts: list[tuple[np.ndarray, float]]) -> np.ndarray:

@@ -79,20 +79,25 @@ def _players(choice: np.ndarray) -> set[int]:
 
 def _allowed_hypotheses(track_id: int, choice: np.ndarray, board: Board) -> np.ndarray:
     """Which hypotheses track `track_id` may take given every other track's decision."""
-    allowed = np.ones(len(SPACE_CLASSES), dtype=bool)
+    return np.array([_ok(track_id, h, choice, board) for h in range(len(SPACE_CLASSES))])
+
+
+def _ok(track_id: int, h: int, choice: np.ndarray, board: Board, used: dict | None = None) -> bool:
+    """Would giving track `track_id` to hypothesis `h` (0 = nobody) break a rule, others fixed?"""
+    if h == 0:
+        return True
     t = board.tracks[track_id]
     other = board.double_of(t)
-    if other is not None:
-        oc = int(choice[other.id])
-        if oc != 0:
-            allowed[oc] = False  # one player per double
-            others_players = _players(np.delete(choice, track_id))
-            if len(others_players) < 4:
-                # Claiming this track too would need a 4-5 player game; a new colour here counts.
-                for c in range(1, len(SPACE_CLASSES)):
-                    if len(others_players | {c}) < 4:
-                        allowed[c] = False
-    return allowed
+    if other is not None and choice[other.id] != 0:
+        if choice[other.id] == h:
+            return False  # one player per double
+        trial = choice.copy()
+        trial[track_id] = h
+        if len(_players(trial)) < 4:
+            return False  # both tracks of a double only in 4-5 player games
+    used = used if used is not None else trains_used(choice, board)
+    mine = t.length if choice[track_id] == h else 0
+    return used.get(h, 0) - mine + t.length <= TRAINS_PER_PLAYER
 
 
 def trains_used(choice: np.ndarray, board: Board) -> dict[int, int]:
@@ -115,7 +120,7 @@ def settle_by_rules(scores: np.ndarray, choice: np.ndarray, board: Board) -> np.
             seen.add(frozenset((t.id, o.id)))
             doubles.append((t.id, o.id))
 
-    for _ in range(3):  # player count depends on the choices; a few passes reach a fixed point
+    for _ in range(5):  # player count depends on the choices; a few passes reach a fixed point
         changed = False
         # Doubles: best joint pair that keeps one player per double and, in 2-3 player games, one
         # claimed track per double.
@@ -149,7 +154,7 @@ def settle_by_rules(scores: np.ndarray, choice: np.ndarray, board: Board) -> np.
                 for k in np.argsort(-alt):
                     if alt[k] == -np.inf:
                         break
-                    if k and used.get(int(k), 0) + t.length > TRAINS_PER_PLAYER:
+                    if not _ok(t.id, int(k), choice, board, used):
                         continue
                     cost = scores[t.id, c] - alt[k]
                     if cost < best_cost:

@@ -16,15 +16,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from scoring.board import load_board
-from vision.classify import ColourModel, EmptyReference, fuse, load_classifier
+from vision.classify import ColourModel, EmptyReference, change_loglik, fuse, load_classifier
 from vision.decide import DecideConfig, decide_tracks
 from vision.reading import BoardLocation, Reading
-from vision.spaces import CropGeometry, crop_spaces, normalise_light
+from vision.spaces import CropGeometry, align_to_reference, change_features, crop_spaces, normalise_light
 
 PX_PER_MM = 2.0
 # Weights of the two evidence sources in the fused per-space log-likelihood.
 W_COLOUR = 1.0
 W_CLASSIFIER = 1.0
+W_CHANGE = 1.0
 CLASSIFIER_FLOOR = 1e-4  # probabilities below this are clipped (a net is never that sure off its data)
 
 
@@ -63,15 +64,28 @@ class Reader:
         self.colour = ColourModel()
 
     # -- stages -------------------------------------------------------------------------------
-    def evidence(self, flattened: np.ndarray, px_per_mm: float = PX_PER_MM) -> SpaceEvidence:
+    def quads_px(self, px_per_mm: float = PX_PER_MM) -> np.ndarray:
+        """Every space's quad in flattened-image pixels."""
         # Flattened pixel (u, v) shows the board point ((u + 0.5) / ppm, (v + 0.5) / ppm) mm.
-        quads_px = self.quads_mm * px_per_mm - 0.5
+        return self.quads_mm * px_per_mm - 0.5
+
+    def evidence(self, flattened: np.ndarray, px_per_mm: float = PX_PER_MM) -> SpaceEvidence:
+        quads_px = self.quads_px(px_per_mm)
         norm = normalise_light(flattened, quads_px, px_per_mm)
+        cal = self.calibration
+        change = None
+        if cal is not None and cal.board_bgr is not None and px_per_mm == PX_PER_MM \
+                and cal.board_bgr.shape == norm.shape:
+            norm, score = align_to_reference(norm, cal.board_bgr, px_per_mm)
+            if score > 0:
+                change = change_features(norm, cal.board_bgr, quads_px)
         sp = crop_spaces(norm, quads_px, px_per_mm, self.geometry, self.track_ids, self.index)
         ref = None
-        if self.calibration is not None:
-            ref = EmptyReference(self.calibration.empty_lab, self.calibration.empty_spread, "calibration")
+        if cal is not None:
+            ref = EmptyReference(cal.empty_lab, cal.empty_spread, "calibration")
         parts = [(self.colour.loglik(sp.lab, self.printed, self.track_ids, ref), W_COLOUR)]
+        if change is not None:
+            parts.append((change_loglik(change), W_CHANGE))
         cprobs = None
         if self.classifier is not None:
             cprobs = self.classifier.predict(sp.patches)
@@ -111,15 +125,11 @@ class Reader:
         from vision.rectify import flatten
 
         t_start = time.perf_counter() if t_start is None else t_start
-        warnings: list[str] = []
-        try:
-            from vision.quality import photo_warnings
+        from vision.quality import photo_warnings
 
-            warnings.extend(photo_warnings(image_bgr))
-        except ImportError:
-            pass
         loc = locate_board(image_bgr)
-        warnings.extend(w for w in loc.warnings if w not in warnings)
+        warnings = list(loc.warnings)
+        warnings.extend(w for w in photo_warnings(image_bgr, loc) if w not in warnings)
         flat = flatten(image_bgr, loc.corners_xy, px_per_mm=PX_PER_MM)
         if scale_to_photo != 1.0:
             loc = BoardLocation(np.asarray(loc.corners_xy, float) * scale_to_photo, loc.orientation,

@@ -234,3 +234,4 @@ def change_features(board_norm: np.ndarray, reference_norm: np.ndarray, quads_px
             better = q[:, 0] < best[:, 0]
             best[better] = q[better]
     return best
+
