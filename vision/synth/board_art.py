@@ -76,6 +76,7 @@ class Look:
     number_bgr: np.ndarray
     dot_bgr: np.ndarray  # city dots
     letter_bgr: np.ndarray
+    letter_mm: float  # capital height of city names
     font: int
     seed: int
 
@@ -97,8 +98,8 @@ def make_look(seed: int) -> Look:
         paper_bgr=np.clip(paper, 0, 255),
         sea_tint=np.array([8, 2, -6]) * rng.uniform(0, 1.5),
         texture=float(rng.uniform(0.04, 0.1)),
-        relief=float(rng.uniform(0.15, 0.45)),
-        line_gray=float(rng.uniform(0.45, 0.7)),
+        relief=float(rng.uniform(0.2, 0.5)),
+        line_gray=float(rng.uniform(0.3, 0.6)),
         space_bgr=space,
         outline_bgr=np.clip(np.array([40, 44, 52]) + rng.normal(0, 8, 3), 0, 255),
         outline_mm=float(rng.uniform(0.3, 0.6)),
@@ -109,6 +110,7 @@ def make_look(seed: int) -> Look:
         number_bgr=np.clip(np.array([215, 230, 240]) + rng.normal(0, 8, 3), 0, 255),
         dot_bgr=np.clip(np.array([40, 100, 185]) + rng.normal(0, 10, 3), 0, 255),
         letter_bgr=np.clip(np.array([40, 50, 70]) + rng.normal(0, 8, 3), 0, 255),
+        letter_mm=float(rng.uniform(5.0, 7.0)),
         font=int(rng.choice([cv2.FONT_HERSHEY_COMPLEX, cv2.FONT_HERSHEY_TRIPLEX, cv2.FONT_HERSHEY_DUPLEX])),
         seed=seed,
     )
@@ -189,7 +191,7 @@ def draw_board(model: BoardModel, look: Look, px_per_mm: float, city_names: bool
         strokes = np.maximum(strokes, cv2.resize(rng.standard_normal((sh, sw)).astype(np.float32), (w, h),
                                                  interpolation=cv2.INTER_LINEAR))
     hatch = np.clip(strokes + 0.2, 0, 1.5) * 0.6
-    shade = 1 + look.texture * relief - look.relief * mountains * hatch
+    shade = 1 + look.texture * relief - look.relief * mountains * (0.35 + hatch)
     img = (np.asarray(look.paper_bgr, np.float32)[None, None, :] * shade[..., None])
     grain = rng.standard_normal((h, w)).astype(np.float32) * 3.0
     img += grain[..., None]
@@ -240,9 +242,9 @@ def draw_board(model: BoardModel, look: Look, px_per_mm: float, city_names: bool
     # City names, then dots over them.
     if city_names:
         for name, (x, y) in model.cities.items():
-            off = rng.choice([-1, 1]) * rng.uniform(7, 10)
-            _text(img, name.upper(), ((x + rng.uniform(-6, 6)) * ppm, (y + off) * ppm), 4.0 * ppm,
-                  look.letter_bgr, look.font, max(1, int(round(ppm * 0.5))))
+            off = rng.choice([-1, 1]) * rng.uniform(8, 11)
+            _text(img, name.upper(), ((x + rng.uniform(-6, 6)) * ppm, (y + off) * ppm), look.letter_mm * ppm,
+                  look.letter_bgr, look.font, max(1, int(round(ppm * look.letter_mm * 0.12))))
 
     # Printed spaces.
     for quads, color in zip(model.spaces, model.track_colors):

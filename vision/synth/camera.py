@@ -200,8 +200,9 @@ def photograph(rng: np.random.Generator, flat: np.ndarray, px_per_mm: float, cam
 
     # Lens: focus blur, sometimes shake.
     px = max(w, h) / 1600
-    sigma = rng.uniform(0.2, 1.3) * px
-    img = cv2.GaussianBlur(img, (0, 0), sigma)
+    sigma = (rng.uniform(0.0, 0.6) if rng.random() < 0.7 else rng.uniform(0.6, 1.8)) * px
+    if sigma > 0.1:
+        img = cv2.GaussianBlur(img, (0, 0), sigma)
     if rng.random() < 0.2:
         n = int(rng.uniform(3, 9) * px) | 1
         k = np.zeros((n, n), np.float32)

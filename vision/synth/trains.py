@@ -20,7 +20,7 @@ PLASTIC_BGR = {
     "red": (40, 38, 196), "blue": (176, 98, 22), "green": (58, 118, 30),
     "yellow": (24, 202, 242), "black": (40, 40, 42),
 }
-CAR_MM = (23.0, 7.0, 5.5)  # length, width, height of a car
+CAR_MM = (23.0, 7.5, 6.0)  # length, width, height of a car
 _SHIFT = 4
 _ONE = 1 << _SHIFT
 
@@ -71,8 +71,8 @@ def place_cars(rng: np.random.Generator, model: BoardModel, claims: dict[str, li
                 center = c + shift + off[0] * u + off[1] * v
                 cars.append(Car(
                     player=player, track_id=tid, center_mm=center, axis=axis,
-                    length_mm=min(CAR_MM[0], 0.94 * length) * rng.uniform(0.98, 1.02),
-                    width_mm=min(CAR_MM[1], 0.85 * width) * rng.uniform(0.97, 1.03),
+                    length_mm=min(CAR_MM[0], 0.95 * length) * rng.uniform(0.98, 1.02),
+                    width_mm=float(np.clip(0.93 * width, 6.5, CAR_MM[1])) * rng.uniform(0.97, 1.03),
                     height_mm=CAR_MM[2] * rng.uniform(0.95, 1.05),
                     bgr=np.clip(colors[player] * rng.uniform(0.97, 1.03), 0, 255),
                 ))
