@@ -74,12 +74,28 @@ def decide_tracks(space_loglik: list[np.ndarray], space_probs: list[np.ndarray] 
 
 
 def _players(choice: np.ndarray) -> set[int]:
-    return {int(c) for c in choice if c != 0}
+    return set(np.unique(choice).tolist()) - {0}
 
 
 def _allowed_hypotheses(track_id: int, choice: np.ndarray, board: Board) -> np.ndarray:
     """Which hypotheses track `track_id` may take given every other track's decision."""
-    return np.array([_ok(track_id, h, choice, board) for h in range(len(SPACE_CLASSES))])
+    used = trains_used(choice, board)
+    return np.array([_ok(track_id, h, choice, board, used) for h in range(len(SPACE_CLASSES))])
+
+
+_DOUBLES: dict[int, tuple[int, ...]] = {}
+
+
+def _double_ids(board: Board) -> tuple[int, ...]:
+    """The other track of each track's double route, or -1 (cached per board object)."""
+    if id(board) in _DOUBLES:
+        return _DOUBLES[id(board)]
+    out = []
+    for t in board.tracks:
+        o = board.double_of(t)
+        out.append(-1 if o is None else o.id)
+    _DOUBLES[id(board)] = tuple(out)
+    return _DOUBLES[id(board)]
 
 
 def _ok(track_id: int, h: int, choice: np.ndarray, board: Board, used: dict | None = None) -> bool:
@@ -87,9 +103,9 @@ def _ok(track_id: int, h: int, choice: np.ndarray, board: Board, used: dict | No
     if h == 0:
         return True
     t = board.tracks[track_id]
-    other = board.double_of(t)
-    if other is not None and choice[other.id] != 0:
-        if choice[other.id] == h:
+    oid = _double_ids(board)[track_id]
+    if oid >= 0 and choice[oid] != 0:
+        if choice[oid] == h:
             return False  # one player per double
         trial = choice.copy()
         trial[track_id] = h
@@ -101,36 +117,32 @@ def _ok(track_id: int, h: int, choice: np.ndarray, board: Board, used: dict | No
 
 
 def trains_used(choice: np.ndarray, board: Board) -> dict[int, int]:
-    used: dict[int, int] = {}
-    for t in board.tracks:
-        c = int(choice[t.id])
-        if c:
-            used[c] = used.get(c, 0) + t.length
-    return used
+    """Trains each hypothesis (player column) has on the board under `choice`."""
+    lengths = _lengths(board)
+    n = np.bincount(np.asarray(choice, int), weights=lengths, minlength=len(SPACE_CLASSES))
+    return {c: int(n[c]) for c in range(1, len(n)) if n[c]}
+
+
+def _lengths(board: Board) -> np.ndarray:
+    return np.array([t.length for t in board.tracks], float)
 
 
 def settle_by_rules(scores: np.ndarray, choice: np.ndarray, board: Board) -> np.ndarray:
     """Change the fewest-cost decisions until no rule is broken; returns the new choice (100,)."""
     choice = np.array(choice, dtype=int)
-    doubles = []
-    seen = set()
-    for t in board.tracks:
-        o = board.double_of(t)
-        if o is not None and frozenset((t.id, o.id)) not in seen:
-            seen.add(frozenset((t.id, o.id)))
-            doubles.append((t.id, o.id))
+    doubles = [(i, j) for i, j in enumerate(_double_ids(board)) if j > i]
 
     for _ in range(5):  # player count depends on the choices; a few passes reach a fixed point
         changed = False
         # Doubles: best joint pair that keeps one player per double and, in 2-3 player games, one
         # claimed track per double.
         for i, j in doubles:
-            rest = np.delete(choice, [i, j])
+            rest_players = _players(np.delete(choice, [i, j]))
             best, best_pair = -np.inf, (choice[i], choice[j])
             for ci in range(len(SPACE_CLASSES)):
                 for cj in range(len(SPACE_CLASSES)):
                     if ci and cj:
-                        if ci == cj or len(_players(rest) | {ci, cj}) < 4:
+                        if ci == cj or len(rest_players | {ci, cj}) < 4:
                             continue
                     s = scores[i, ci] + scores[j, cj]
                     if s > best:

@@ -1,0 +1,97 @@
+"""Track decisions from per-space evidence: whole-track sums and the rules that settle doubts."""
+import numpy as np
+import pytest
+
+from scoring.board import load_board
+from vision.decide import TRAINS_PER_PLAYER, DecideConfig, decide_tracks, player_index, trains_used
+from vision.reading import SPACE_CLASSES
+
+BOARD = load_board()
+
+
+def evidence(owners: dict[int, str], strength: float = 8.0, noise: float = 0.0, seed: int = 0):
+    """Per-space log-likelihoods: each space of a listed track favours its owner, others favour empty."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for t in BOARD.tracks:
+        ll = np.zeros((t.length, len(SPACE_CLASSES)))
+        col = player_index(owners[t.id]) if t.id in owners else 0
+        ll[:, col] = strength
+        ll += rng.normal(0, noise, ll.shape)
+        out.append(ll)
+    return out
+
+
+def doubles():
+    seen, out = set(), []
+    for t in BOARD.tracks:
+        o = BOARD.double_of(t)
+        if o and (o.id, t.id) not in seen:
+            seen.add((t.id, o.id))
+            out.append((t.id, o.id))
+    return out
+
+
+def test_clear_evidence_is_read_as_given():
+    owners = {0: "red", 5: "blue", 17: "green", 40: "yellow", 99: "black"}
+    r = decide_tracks(evidence(owners))
+    assert {t.track_id: t.owner for t in r if t.owner} == owners
+    assert not any(t.doubtful for t in r)
+    assert all(t.confidence > 0.9 for t in r)
+
+
+def test_one_bad_space_does_not_split_a_track():
+    t6 = next(t for t in BOARD.tracks if t.length == 6)
+    ll = evidence({t6.id: "blue"})
+    ll[t6.id][2] = 0.0
+    ll[t6.id][2, 0] = 3.0  # one space looks empty
+    r = decide_tracks(ll)
+    assert r[t6.id].owner == "blue"
+
+
+def test_one_player_per_double():
+    i, j = doubles()[0]
+    ll = evidence({i: "red", j: "red", 50: "blue", 60: "green", 70: "yellow"})
+    ll[j][:, player_index("black")] = 3.0  # the second-best reading of j
+    r = decide_tracks(ll)
+    assert r[i].owner != r[j].owner
+    assert {r[i].owner, r[j].owner} == {"red", "black"}
+
+
+@pytest.mark.parametrize("n_players, both_kept", [(2, False), (3, False), (4, True), (5, True)])
+def test_both_tracks_of_a_double_need_four_players(n_players, both_kept):
+    i, j = doubles()[1]
+    colours = ["red", "blue", "green", "yellow", "black"][:n_players]
+    others = [t.id for t in BOARD.tracks if t.id not in (i, j) and BOARD.double_of(t) is None]
+    owners = {i: colours[0], j: colours[1]}
+    for k, c in enumerate(colours[2:]):
+        owners[others[k]] = c
+    ll = evidence(owners)
+    ll[i][:, player_index(colours[0])] = 12.0  # i is the surer one
+    r = decide_tracks(ll)
+    assert r[i].owner == colours[0]
+    assert (r[j].owner == colours[1]) == both_kept
+    if not both_kept:
+        assert r[j].owner is None
+
+
+def test_no_player_over_45_trains():
+    # Give red every single track: far over 45 trains.
+    owners = {t.id: "red" for t in BOARD.tracks if BOARD.double_of(t) is None}
+    ll = evidence(owners, noise=0.5, seed=3)
+    r = decide_tracks(ll)
+    choice = np.array([0 if t.owner is None else SPACE_CLASSES.index(t.owner) for t in r])
+    assert trains_used(choice, BOARD)[1] <= TRAINS_PER_PLAYER
+
+
+def test_weak_evidence_is_marked_doubtful():
+    ll = evidence({3: "yellow"}, strength=0.0)
+    ll[3][:, player_index("yellow")] = 0.3
+    r = decide_tracks(ll, cfg=DecideConfig(doubt_below=0.9))
+    assert r[3].doubtful
+    assert r[3].confidence < 0.9
+
+
+def test_wrong_number_of_tracks_is_refused():
+    with pytest.raises(ValueError):
+        decide_tracks(evidence({})[:50])
