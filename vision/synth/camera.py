@@ -147,6 +147,26 @@ def table(rng: np.random.Generator, size_wh: tuple[int, int]) -> np.ndarray:
     return np.clip(img, 0, 255)
 
 
+def _table_clutter(rng: np.random.Generator, bg: np.ndarray, camera: Camera) -> None:
+    """Train cards (56 x 87 mm) and ticket cards lying around the board, drawn on `bg` in place."""
+    q = camera.corners_xy
+    px_per_mm = np.linalg.norm(q[1] - q[0]) / BOARD_MM[0]
+    w, h = camera.size_wh
+    for _ in range(int(rng.integers(1, 7))):
+        c = rng.uniform([0, 0], [w, h])
+        a = rng.uniform(0, np.pi)
+        half = np.array([28, 43.5]) * px_per_mm * rng.uniform(0.9, 1.1)
+        u, v = np.array([np.cos(a), np.sin(a)]), np.array([-np.sin(a), np.cos(a)])
+        card = np.array([c - u * half[0] - v * half[1], c + u * half[0] - v * half[1],
+                         c + u * half[0] + v * half[1], c - u * half[0] + v * half[1]])
+        gray = rng.uniform(80, 200)
+        face = gray + (rng.uniform(40, 230, 3) - gray) * rng.uniform(0.2, 0.8)
+        edge = np.full(3, rng.uniform(200, 245))
+        cv2.fillConvexPoly(bg, np.round(card * 16).astype(np.int32), tuple(float(x) for x in edge), cv2.LINE_AA, 4)
+        inner = c + (card - c) * 0.85
+        cv2.fillConvexPoly(bg, np.round(inner * 16).astype(np.int32), tuple(float(x) for x in face), cv2.LINE_AA, 4)
+
+
 def photograph(rng: np.random.Generator, flat: np.ndarray, px_per_mm: float, camera: Camera) -> np.ndarray:
     """The flat board seen by `camera` on a table, with light, lens and sensor effects (BGR uint8)."""
     w, h = camera.size_wh
@@ -159,6 +179,8 @@ def photograph(rng: np.random.Generator, flat: np.ndarray, px_per_mm: float, cam
     shadow = cv2.GaussianBlur(shadow, (0, 0), max(1.0, 0.008 * max(w, h)))
     bg *= (1 - 0.45 * shadow.astype(np.float32) / 255)[..., None]
     bg = bg.astype(np.uint8)
+    if rng.random() < 0.5:  # cards and the box lid left on the table
+        _table_clutter(rng, bg, camera)
 
     S = np.diag([1 / px_per_mm, 1 / px_per_mm, 1.0])
     H = camera.H_mm @ S

@@ -16,7 +16,7 @@ from scoring.board import Board, load_board
 from vision.synth import board_art
 from vision.synth.board_art import BOARD_MM, N_LOOKS, BoardModel
 from vision.synth.camera import Camera, jpeg, photograph, random_camera
-from vision.synth.trains import draw_cars, place_cars
+from vision.synth.trains import draw_cars, draw_markers, place_cars, place_markers
 
 # Flat-board scales kept in the art cache; a photo draws at the smallest one as sharp as it needs.
 PX_PER_MM_STEPS = (1.0, 1.5, 2.0, 3.0, 4.0)
@@ -61,15 +61,18 @@ def render_flat_board(rng: np.random.Generator, claims: dict[str, list[int]], px
                       model: BoardModel | None = None, camera_mm: np.ndarray | None = None) -> np.ndarray:
     """The board seen straight on, with cars: BGR uint8, round(795 * px_per_mm) x round(525 * px_per_mm),
     pixel (i, j) at (j / px_per_mm, i / px_per_mm) mm. `camera_mm` (x, y, height) sets the cars'
-    parallax; by default a camera about 0.6-1 m over the middle of the board."""
+    parallax; by default where a phone photographing the board would stand."""
     model = model or default_model()
     img = _printed_board(rng, model, px_per_mm)
-    if camera_mm is None:
-        camera_mm = np.array([BOARD_MM[0] / 2 + rng.normal(0, 60), BOARD_MM[1] / 2 + rng.normal(0, 60),
-                              rng.uniform(600, 1000)])
+    if camera_mm is None:  # where a phone would stand (cars then look as in a flattened photo)
+        camera_mm = random_camera(rng, (1600, 1200)).position_mm
+    light = _light(rng)
     cars = place_cars(rng, model, claims)
-    return draw_cars(img, px_per_mm, cars, camera_mm, _light(rng), rng,
-                     shadow_strength=float(rng.uniform(0.3, 0.6)))
+    img = draw_cars(img, px_per_mm, cars, camera_mm, light, rng, shadow_strength=float(rng.uniform(0.3, 0.6)))
+    if claims and rng.random() < 0.8:  # score markers left on the score track
+        lengths = [len(s) for s in model.spaces]
+        img = draw_markers(img, px_per_mm, place_markers(rng, model, claims, lengths), camera_mm, light)
+    return img
 
 
 def truth_dict(board: Board, claims: dict[str, list[int]], corners_xy: np.ndarray, size_wh,

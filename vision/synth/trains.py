@@ -171,3 +171,49 @@ def draw_cars(img: np.ndarray, px_per_mm: float, cars: list[Car], camera_mm: np.
         cv2.polylines(img, [_p(top, ppm)], True, _c(roof * 0.55), 1, cv2.LINE_AA, _SHIFT)
         cv2.polylines(img, [_p(hull, ppm)], True, _c(base * 0.22), line, cv2.LINE_AA, _SHIFT)
     return img
+
+
+ROUTE_POINTS = {1: 1, 2: 2, 3: 4, 4: 7, 5: 10, 6: 15}
+MARKER_MM = (5.5, 4.0)  # radius, height of a score marker
+
+
+def place_markers(rng: np.random.Generator, model: BoardModel, claims: dict[str, list[int]],
+                  lengths: list[int]) -> list[tuple[np.ndarray, str]]:
+    """Score markers on the score track at each player's route points (plus a ticket swing):
+    (centre mm, player). Markers on the same cell sit a little apart, as stacked discs slide."""
+    out = []
+    colors = player_colors(rng, sorted(claims))
+    for player, ids in claims.items():
+        score = sum(ROUTE_POINTS[lengths[i]] for i in ids) + int(rng.integers(-15, 40))
+        cell = model.score_cells[max(score, 0) % 100]
+        out.append((cell + rng.normal(0, 1.5, 2), colors[player]))
+    return out
+
+
+def draw_markers(img: np.ndarray, px_per_mm: float, markers, camera_mm: np.ndarray, light: np.ndarray) -> np.ndarray:
+    """Paint score markers (plastic discs) with shadow, near side and lit top; `img` is modified."""
+    ppm = float(px_per_mm)
+    cam_xy, cam_h = np.asarray(camera_mm[:2], float), float(camera_mm[2])
+    light_xy = np.asarray(light[:2], float)
+    light_xy = light_xy / max(np.linalg.norm(light_xy), 1e-6)
+    ring = np.stack([np.cos(np.linspace(0, 2 * np.pi, 24, endpoint=False)),
+                     np.sin(np.linspace(0, 2 * np.pi, 24, endpoint=False))], axis=1)
+    r, h = MARKER_MM
+    for center, bgr in markers:
+        base = center + ring * r
+        shadow = np.zeros(img.shape[:2], np.uint8)
+        cast = cv2.convexHull(np.concatenate([base, base - light_xy * h * 0.8]).astype(np.float32)).reshape(-1, 2)
+        cv2.fillConvexPoly(shadow, _p(cast, ppm), 255, cv2.LINE_AA, _SHIFT)
+        soft = cv2.GaussianBlur(shadow, (0, 0), max(0.8, 1.2 * ppm)).astype(np.float32) / 255
+        img[:] = np.clip(img * (1 - 0.45 * soft[..., None]), 0, 255).astype(np.uint8)
+        par = (center - cam_xy) * h / max(cam_h - h, 1.0)
+        top = center + par + ring * (r - 0.3)
+        hull = cv2.convexHull(np.concatenate([base, top]).astype(np.float32)).reshape(-1, 2)
+        cv2.fillConvexPoly(img, _p(hull, ppm), _c(bgr * 0.55), cv2.LINE_AA, _SHIFT)
+        cv2.fillConvexPoly(img, _p(top, ppm), _c(bgr), cv2.LINE_AA, _SHIFT)
+        hi = center + par - light_xy * 0 + ring * (r - 1.2)
+        arc = hi[[i for i in range(24) if np.dot(ring[i], light_xy) > 0.3]]
+        if len(arc) > 1:
+            cv2.polylines(img, [_p(arc, ppm)], False, _c(bgr + (255 - bgr) * 0.5), 1, cv2.LINE_AA, _SHIFT)
+        cv2.polylines(img, [_p(hull, ppm)], True, _c(bgr * 0.3), 1, cv2.LINE_AA, _SHIFT)
+    return img
