@@ -86,7 +86,7 @@ def paper_mask(shape_hw: tuple[int, int], quads_px: np.ndarray, px_per_mm: float
     return mask
 
 
-def light_map(flattened: np.ndarray, mask: np.ndarray, cells: tuple[int, int] = (6, 9),
+def light_map(flattened: np.ndarray, mask: np.ndarray, cells: tuple[int, int] = (10, 15),
               percentile: float = 80.0, size_wh: tuple[int, int] | None = None) -> np.ndarray:
     """(H, W, 3) float32 paper brightness per channel, smooth over the board (at `size_wh` if given)."""
     h, w = mask.shape
@@ -97,7 +97,7 @@ def light_map(flattened: np.ndarray, mask: np.ndarray, cells: tuple[int, int] = 
     for i in range(ny):
         for j in range(nx):
             m = mask[ys[i]:ys[i + 1], xs[j]:xs[j + 1]] > 0
-            if m.sum() > 50:
+            if m.sum() > 30:
                 px = flattened[ys[i]:ys[i + 1], xs[j]:xs[j + 1]][m]
                 grid[i, j] = np.percentile(px, percentile, axis=0)
     valid = ~np.isnan(grid[..., 0])
