@@ -36,6 +36,7 @@ class BoardModel:
     cities: dict[str, tuple[float, float]]  # city centre
     score_cells: np.ndarray  # (100, 2) centres of score cells 0..99
     track_colors: tuple[str, ...]  # printed colour per track id
+    printed_bgr: dict[str, np.ndarray] | None = None  # measured printed colours, if the template has them
 
 
 def board_model() -> BoardModel:
@@ -53,8 +54,18 @@ def model_from_template(template, board) -> BoardModel:
         if len(s) != t.length:
             raise ValueError(f"template track {t.id} has {len(s)} spaces, board says {t.length}")
     cities = {name: (float(xy[0]), float(xy[1])) for name, xy in dict(template.cities).items()}
+    printed = None
+    labs = [getattr(t, "space_colors_lab", None) for t in template.tracks]
+    if all(lab is not None for lab in labs):
+        # The measured board's printed colours (median per colour), as the centre the looks vary around.
+        printed = {}
+        for color in PRINTED_BGR:
+            rows = [np.asarray(lab).reshape(-1, 3) for lab, t in zip(labs, board.tracks) if t.color == color]
+            if rows:
+                lab = np.median(np.concatenate(rows), axis=0).astype(np.uint8)
+                printed[color] = cv2.cvtColor(lab[None, None, :], cv2.COLOR_LAB2BGR)[0, 0].astype(float)
     return BoardModel(spaces, cities, np.asarray(template.score_cells, np.float64).reshape(100, 2),
-                      tuple(t.color for t in board.tracks))
+                      tuple(t.color for t in board.tracks), printed)
 
 
 @dataclass(frozen=True)
@@ -81,15 +92,19 @@ class Look:
     seed: int
 
 
-def make_look(seed: int) -> Look:
-    """A print run: colours and printing drawn around the real board's, seeded."""
+def make_look(seed: int, printed_bgr: dict[str, np.ndarray] | None = None) -> Look:
+    """A print run: colours and printing drawn around the real board's (`printed_bgr` when
+    measured, else PRINTED_BGR), seeded."""
     rng = np.random.default_rng([seed, 7])
     # Paper from blue-gray to beige-gray.
     t = rng.uniform(0, 1)
     paper = (1 - t) * np.array([214, 208, 198]) + t * np.array([190, 205, 214]) + rng.normal(0, 4, 3)
     paper *= rng.uniform(0.84, 1.02)
     space = {}
+    toward_measured = rng.uniform(0.3, 1.0)
     for name, bgr in PRINTED_BGR.items():
+        if printed_bgr and name in printed_bgr:
+            bgr = (1 - toward_measured) * np.asarray(bgr, float) + toward_measured * np.asarray(printed_bgr[name], float)
         neutral = name in ("gray", "white", "black")
         c = np.array(bgr, float) + rng.normal(0, 3 if neutral else 9, 3) + rng.normal(0, 6)
         c = c * rng.uniform(0.9, 1.07)
@@ -339,7 +354,8 @@ def _score_cells(img, model, look, ppm, band):
 @lru_cache(maxsize=64)
 def board_image(look_id: int, px_per_mm: float, model_key: int = 0) -> np.ndarray:
     """The empty board of print run `look_id` at `px_per_mm` (cached; treat as read-only)."""
-    img = draw_board(_MODELS[model_key], make_look(look_id), px_per_mm)
+    model = _MODELS[model_key]
+    img = draw_board(model, make_look(look_id, model.printed_bgr), px_per_mm)
     img.setflags(write=False)
     return img
 
