@@ -87,8 +87,8 @@ def paper_mask(shape_hw: tuple[int, int], quads_px: np.ndarray, px_per_mm: float
 
 
 def light_map(flattened: np.ndarray, mask: np.ndarray, cells: tuple[int, int] = (10, 15),
-              percentile: float = 80.0, size_wh: tuple[int, int] | None = None) -> np.ndarray:
-    """(H, W, 3) float32 paper brightness per channel, smooth over the board (at `size_wh` if given)."""
+              percentile: float = 80.0) -> np.ndarray:
+    """(cells_y, cells_x, 3) float32 paper brightness per channel in each cell of the board."""
     h, w = mask.shape
     ny, nx = cells
     grid = np.full((ny, nx, 3), np.nan, np.float32)
@@ -101,16 +101,14 @@ def light_map(flattened: np.ndarray, mask: np.ndarray, cells: tuple[int, int] = 
                 px = flattened[ys[i]:ys[i + 1], xs[j]:xs[j + 1]][m]
                 grid[i, j] = np.percentile(px, percentile, axis=0)
     valid = ~np.isnan(grid[..., 0])
-    ow, oh = size_wh or (w, h)
     if not valid.any():
-        return np.full((oh, ow, 3), 200.0, np.float32)
+        return np.full((ny, nx, 3), PAPER_LEVEL, np.float32)
     overall = np.nanmedian(grid.reshape(-1, 3), axis=0)
     # Cells without paper (covered, or the border) take the board-wide value.
     grid[~valid] = overall
     # Keep the map gentle: a cell far from the board-wide value is more likely drawings than light.
     grid = np.clip(grid, overall * 0.6, overall * 1.4)
-    grid = cv2.GaussianBlur(grid, (3, 3), 0)
-    return cv2.resize(grid, (ow, oh), interpolation=cv2.INTER_CUBIC)
+    return cv2.GaussianBlur(grid, (3, 3), 0)
 
 
 def normalise_light(flattened: np.ndarray, quads_px: np.ndarray, px_per_mm: float) -> np.ndarray:
@@ -119,9 +117,10 @@ def normalise_light(flattened: np.ndarray, quads_px: np.ndarray, px_per_mm: floa
     f = 0.25  # the light map is smooth: a quarter-size copy measures it as well, 16x faster
     small = cv2.resize(flattened, (int(w * f), int(h * f)), interpolation=cv2.INTER_AREA)
     mask = paper_mask(small.shape[:2], np.asarray(quads_px) * f, px_per_mm * f)
-    lm = light_map(small, mask, size_wh=(w, h))
-    gain = PAPER_LEVEL / np.maximum(lm, 1.0)
-    return np.clip(flattened * gain, 0, 255).astype(np.uint8)
+    grid = light_map(small, mask)
+    gain = cv2.resize((PAPER_LEVEL / np.maximum(grid, 1.0)).astype(np.float32), (w, h),
+                      interpolation=cv2.INTER_LINEAR)
+    return cv2.multiply(np.ascontiguousarray(flattened), gain, dtype=cv2.CV_8U)  # saturates at 0..255
 
 
 def crop_spaces(board_norm: np.ndarray, quads_px: np.ndarray, px_per_mm: float,
@@ -139,13 +138,18 @@ def crop_spaces(board_norm: np.ndarray, quads_px: np.ndarray, px_per_mm: float,
     scale = geometry.side_mm * px_per_mm / s  # board pixels per patch pixel
     patches = np.empty((n, s, s, 3), np.uint8)
     half = (s - 1) / 2.0
+    r = int(np.ceil(geometry.side_mm * px_per_mm * 0.75)) + 2  # ROI half-size covering the turned patch
+    hb, wb = board_norm.shape[:2]
     for k in range(n):
         u = axis[k] * scale
         v = np.array([-axis[k][1], axis[k][0]]) * scale
-        # patch (x, y) -> board: centre + (x - half) * u + (y - half) * v
-        m = np.array([[u[0], v[0], c[k][0] - half * (u[0] + v[0])],
-                      [u[1], v[1], c[k][1] - half * (u[1] + v[1])]])
-        patches[k] = cv2.warpAffine(board_norm, m, (s, s), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+        # Warp from a small window around the space (much faster than from the whole board).
+        x0, y0 = max(0, int(c[k][0]) - r), max(0, int(c[k][1]) - r)
+        roi = board_norm[y0:min(hb, int(c[k][1]) + r), x0:min(wb, int(c[k][0]) + r)]
+        # patch (x, y) -> window: centre + (x - half) * u + (y - half) * v - window origin
+        m = np.array([[u[0], v[0], c[k][0] - x0 - half * (u[0] + v[0])],
+                      [u[1], v[1], c[k][1] - y0 - half * (u[1] + v[1])]])
+        patches[k] = cv2.warpAffine(roi, m, (s, s), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
                                     borderMode=cv2.BORDER_REPLICATE)
     lab, spread = inner_lab(patches, length / scale, width / scale, inner)
     if track_ids is None:
@@ -157,21 +161,21 @@ def crop_spaces(board_norm: np.ndarray, quads_px: np.ndarray, px_per_mm: float,
 
 def inner_lab(patches: np.ndarray, length_px: np.ndarray, width_px: np.ndarray,
               inner: tuple[float, float] = (0.7, 0.5)) -> tuple[np.ndarray, np.ndarray]:
-    """Median Lab (N, 3) and its inter-quartile range (N, 3) of each patch's central space part."""
+    """Median Lab (N, 3) and its inter-quartile range (N, 3) of each patch's central space part
+    (one rectangle for all spaces, from their median size: printed spaces are all alike)."""
     n, s = patches.shape[:2]
-    lab_all = cv2.cvtColor(patches.reshape(n * s, s, 3), cv2.COLOR_BGR2LAB).reshape(n, s, s, 3)
-    lab = np.empty((n, 3), np.float32)
-    spread = np.empty((n, 3), np.float32)
-    mid = s / 2.0
-    for k in range(n):
-        hl = max(2, int(round(length_px[k] * inner[0] / 2)))
-        hw = max(1, int(round(width_px[k] * inner[1] / 2)))
-        x0, x1 = max(0, int(mid - hl)), min(s, int(mid + hl))
-        y0, y1 = max(0, int(mid - hw)), min(s, int(mid + hw))
-        vals = lab_all[k, y0:y1, x0:x1].reshape(-1, 3).astype(np.float32)
-        q25, q50, q75 = np.percentile(vals, [25, 50, 75], axis=0)
-        lab[k], spread[k] = q50, q75 - q25
-    return lab, spread
+    if n == 0:
+        return np.zeros((0, 3), np.float32), np.zeros((0, 3), np.float32)
+    hl = max(2, int(round(float(np.median(length_px)) * inner[0] / 2)))
+    hw = max(1, int(round(float(np.median(width_px)) * inner[1] / 2)))
+    mid = s // 2
+    x0, x1 = max(0, mid - hl), min(s, mid + hl)
+    y0, y1 = max(0, mid - hw), min(s, mid + hw)
+    part = np.ascontiguousarray(patches[:, y0:y1, x0:x1])
+    h, w = part.shape[1:3]
+    lab = cv2.cvtColor(part.reshape(n * h, w, 3), cv2.COLOR_BGR2LAB).reshape(n, h * w, 3)
+    q25, q50, q75 = np.percentile(lab, [25, 50, 75], axis=1)
+    return q50.astype(np.float32), (q75 - q25).astype(np.float32)
 
 
 def align_to_reference(board_norm: np.ndarray, reference_norm: np.ndarray, px_per_mm: float,
