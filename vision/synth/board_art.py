@@ -190,8 +190,11 @@ def draw_board(model: BoardModel, look: Look, px_per_mm: float, city_names: bool
     ppm = float(px_per_mm)
     w, h = int(round(BOARD_MM[0] * ppm)), int(round(BOARD_MM[1] * ppm))
     cells = model.score_cells
-    # The score band: cell centres sit mid-band, so the band is twice their inset.
-    band = float(np.clip(2 * np.median(np.concatenate([cells[21:50, 1], BOARD_MM[1] - cells[71:100, 1]])), 12, 35))
+    # The score band on each side (left, top, right, bottom): cell centres sit mid-band.
+    bands = tuple(float(np.clip(2 * np.median(v), 12, 30)) for v in (
+        cells[1:20, 0], cells[21:50, 1], BOARD_MM[0] - cells[51:70, 0], BOARD_MM[1] - cells[71:100, 1]))
+    band = max(bands)
+    inner = (int(bands[0] * ppm), int(bands[1] * ppm), int(w - bands[2] * ppm), int(h - bands[3] * ppm))
 
     # Paper: base colour times a relief texture (mountains and plains), sea tinted.
     relief = fractal_noise(rng, (h, w))
@@ -246,12 +249,12 @@ def draw_board(model: BoardModel, look: Look, px_per_mm: float, city_names: bool
     # The score track: red-brown band, one framed cell per score, numbers, corner medallions.
     border = np.zeros((h, w), np.uint8)
     cv2.rectangle(border, (0, 0), (w - 1, h - 1), 255, -1)
-    cv2.rectangle(border, (int(band * ppm), int(band * ppm)), (int(w - band * ppm), int(h - band * ppm)), 0, -1)
+    cv2.rectangle(border, inner[:2], inner[2:], 0, -1)
     band_tex = (np.asarray(look.border_bgr, np.float32)[None, None, :]
                 * (1 + 0.12 * relief[..., None]))
     img = np.where(border[..., None] > 0, np.clip(band_tex, 0, 255).astype(np.uint8), img)
-    _score_cells(img, model, look, ppm, band)
-    cv2.rectangle(img, (int(band * ppm), int(band * ppm)), (int(w - band * ppm), int(h - band * ppm)),
+    _score_cells(img, model, look, ppm, bands)
+    cv2.rectangle(img, inner[:2], inner[2:],
                   _c(np.asarray(look.border_bgr) * 0.6), max(1, int(ppm * 0.8)), cv2.LINE_AA)
 
     # City names, then dots over them.
@@ -324,12 +327,14 @@ def _route_table(img, look, ppm, band, rng):
               look.letter_bgr, cv2.FONT_HERSHEY_SIMPLEX)
 
 
-def _score_cells(img, model, look, ppm, band):
+def _score_cells(img, model, look, ppm, bands):
     cells = model.score_cells
     n = len(cells)
     for i, (x, y) in enumerate(cells):
+        band = (bands[0] if i < 20 else bands[1] if i < 50 else bands[2] if i < 70 else bands[3])
         on_corner = i in (0, 20, 50, 70)
         if on_corner:
+            band = min(band, bands[1] if i in (20, 50) else bands[3])
             cv2.circle(img, (int(x * ppm), int(y * ppm)), int(band * 0.42 * ppm),
                        _c(np.clip(look.paper_bgr * 1.05, 0, 255)), -1, cv2.LINE_AA)
             cv2.circle(img, (int(x * ppm), int(y * ppm)), int(band * 0.42 * ppm),
