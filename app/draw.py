@@ -12,7 +12,6 @@ import cv2
 import numpy as np
 
 from calibration.template import Template, load_template
-from scoring.board import load_board
 
 # Plastic train colours as drawn (BGR), and the outline that keeps each visible on any board.
 OWNER_BGR = {"red": (40, 40, 215), "blue": (205, 110, 25), "green": (60, 165, 45),
@@ -99,50 +98,28 @@ def draw_tracks(scene: np.ndarray, owners: Mapping[int, str | None], doubtful: I
 
 
 def draw_paths(scene: np.ndarray, paths: Mapping[str, Sequence[int]]) -> np.ndarray:
-    """Each player's path (track ids in path order) as a thick line through its spaces' centres,
-    dark-edged, with the two end cities marked."""
-    tpl = _template_for(scene)
-    out = cv2.addWeighted(scene, 0.55, np.full_like(scene, 255), 0.45, 0)  # fade so paths stand out
-    w = scene.shape[1]
-    thick = max(3, round(w / 170))
+    """Each player's path (track ids in travel order, from the score sheet) drawn by
+    `vision.draw.draw_path` in the player's colour over a faded board, so the paths stand out."""
+    from vision.draw import OWNER_BGR as PATH_BGR, draw_path
+
+    out = cv2.addWeighted(scene, 0.55, np.full_like(scene, 255), 0.45, 0)
+    thick = max(4, round(scene.shape[1] / 170))
     for color, track_ids in paths.items():
-        for tid in track_ids:
-            track = tpl.tracks[tid]
-            pts = np.vstack([tpl.cities[track.a], track.centers(), tpl.cities[track.b]])
-            cv2.polylines(out, [_px(pts)], False, (20, 20, 20), thick + 4, cv2.LINE_AA)
-            cv2.polylines(out, [_px(pts)], False, OWNER_BGR[color], thick, cv2.LINE_AA)
-    for color, track_ids in paths.items():
-        for city in _ends(track_ids):
-            c = tuple(_px(tpl.cities[city]))
-            cv2.circle(out, c, thick + 4, (20, 20, 20), -1, cv2.LINE_AA)
-            cv2.circle(out, c, thick + 1, OWNER_BGR[color], -1, cv2.LINE_AA)
+        out = draw_path(out, track_ids, PATH_BGR[color], thickness=thick)
     return out
 
 
-def nearest_track(x: float, y: float, width: int, height: int, max_mm: float = 25.0) -> int | None:
-    """The track whose space lies nearest a point of a `width` x `height` flattened board (None if
-    no space centre is within `max_mm`). A point inside a space picks that space's track."""
+def nearest_track(x: float, y: float, width: int, height: int, max_mm: float = 15.0) -> int | None:
+    """The track of the space a point of a `width` x `height` flattened board falls in, or lies
+    nearest (None when no space is within `max_mm`). Where spaces touch, the one the point lies
+    deepest inside wins."""
     tpl = load_template()
-    p = np.array([x * tpl.board_mm[0] / width, y * tpl.board_mm[1] / height])
+    p = (float(x * tpl.board_mm[0] / width), float(y * tpl.board_mm[1] / height))
     quads, track_ids, _ = tpl.all_spaces()
-    for quad, tid in zip(quads, track_ids):
-        if cv2.pointPolygonTest(quad.astype(np.float32), (float(p[0]), float(p[1])), False) >= 0:
-            return int(tid)
-    d = np.linalg.norm(quads.mean(axis=1) - p, axis=1)
-    i = int(np.argmin(d))
-    return int(track_ids[i]) if d[i] <= max_mm else None
-
-
-def _ends(track_ids: Sequence[int]) -> list[str]:
-    """The cities where a path of tracks starts and ends (one city for a closed loop)."""
-    board = load_board()
-    seen: dict[str, int] = {}
-    for tid in track_ids:
-        t = board.tracks[tid]
-        for c in (t.a, t.b):
-            seen[c] = seen.get(c, 0) + 1
-    odd = [c for c, n in seen.items() if n % 2]
-    return odd or ([board.tracks[track_ids[0]].a] if track_ids else [])
+    # signed distance in mm: positive inside a space, negative outside
+    depth = np.array([cv2.pointPolygonTest(q.astype(np.float32), p, True) for q in quads])
+    i = int(np.argmax(depth))
+    return int(track_ids[i]) if depth[i] >= -max_mm else None
 
 
 def _ring(out: np.ndarray, spaces: np.ndarray, color, thick: int) -> None:

@@ -11,6 +11,8 @@ import io
 import json
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from scoring.board import Ticket, Track, load_board
 from scoring.errors import TtrError
 from scoring.rules import PLAYER_COLORS, VARIANTS
@@ -41,8 +43,28 @@ def ticket_labels(variant: str, ticket_values: str) -> dict[str, str]:
 
 
 def track_label(track: Track) -> str:
-    """"Denver – Kansas City (4 black)"; a double route's two tracks differ by printed colour."""
-    return f"{track.a}{DASH}{track.b} ({track.length} {track.color})"
+    """"Denver – Kansas City (4 black)". The two tracks of a double route differ by printed
+    colour, or, both gray, by where they lie: "Seattle – Portland (1 gray, left)"."""
+    label = f"{track.a}{DASH}{track.b} ({track.length} {track.color}"
+    other = load_board().double_of(track)
+    if other is not None and other.color == track.color:
+        label += ", " + _side(track.id, other.id)
+    return label + ")"
+
+
+def _side(track_id: int, other_id: int) -> str:
+    """Where a track lies beside its twin on the board: upper/lower, or left/right for a
+    track running more up-down than across."""
+    from calibration.template import load_template
+
+    tpl = load_template()
+    mine, theirs = tpl.tracks[track_id].centers(), tpl.tracks[other_id].centers()
+    run = np.abs(mine[-1] - mine[0]) if len(mine) > 1 else np.abs(
+        tpl.cities[tpl.tracks[track_id].b] - tpl.cities[tpl.tracks[track_id].a])
+    dx, dy = mine.mean(axis=0) - theirs.mean(axis=0)
+    if run[0] >= run[1]:  # runs across: one above the other
+        return "upper" if dy < 0 else "lower"
+    return "left" if dx < 0 else "right"
 
 
 @dataclass
@@ -78,7 +100,8 @@ class TableState:
 
 def sort_players(colors) -> list[str]:
     """Player colours in the box's order (red, blue, green, yellow, black)."""
-    return [c for c in PLAYER_COLORS if c in set(colors)]
+    chosen = set(colors)
+    return [c for c in PLAYER_COLORS if c in chosen]
 
 
 def sheet_csv(sheet: dict, names: dict[str, str] | None = None) -> str:
@@ -89,7 +112,9 @@ def sheet_csv(sheet: dict, names: dict[str, str] | None = None) -> str:
     w.writerow(["player", "name", "item", "points", "detail"])
     for p in sheet["players"]:
         c, n = p["color"], names.get(p["color"], "")
-        w.writerow([c, n, "routes", p["route_points"], f"{p['trains']} trains"])
+        for r in p.get("routes", []):
+            w.writerow([c, n, "route", r["points"], f"{r['a']}{DASH}{r['b']} ({r['length']} {r['color']})"])
+        w.writerow([c, n, "route points", p["route_points"], f"{p['trains']} trains"])
         for t in p["tickets"]:
             sign = t["points"] if t["completed"] else -t["points"]
             w.writerow([c, n, "ticket", sign,
@@ -97,34 +122,27 @@ def sheet_csv(sheet: dict, names: dict[str, str] | None = None) -> str:
         w.writerow([c, n, "longest path", p["longest_path_bonus"],
                     f"{p['longest_path']} trains: {DASH.join(p['longest_path_cities'])}"])
         w.writerow([c, n, "globetrotter", p["globetrotter_bonus"], f"{p['completed_tickets']} tickets completed"])
+        check = p.get("score_track")
+        if check:
+            w.writerow([c, n, "score track", check["reported"],
+                        f"expected {check['expected']}: {'matches' if check['matches'] else 'does not match'}"])
         w.writerow([c, n, "total", p["total"], "winner" if c in sheet["winners"] else ""])
     return out.getvalue()
 
 
-def player_rows(p: dict) -> "list[tuple[str, int]]":
+def player_rows(p: dict, variant: str) -> "list[tuple[str, int]]":
     """One player's score-sheet entry (`ScoreSheet.to_dict()["players"][i]`) as (item, points)
-    rows: routes, each ticket completed (+) or failed (-), the bonuses, the total."""
+    rows: routes, each ticket completed (+) or failed (-), the variant's bonus cards, the total."""
     rows = [(f"Routes ({p['trains']} trains)", p["route_points"])]
     for t in p["tickets"]:
         done = t["completed"]
         rows.append((f"{'✅' if done else '❌'} {t['a']}{DASH}{t['b']}", t["points"] if done else -t["points"]))
-    rows.append((f"Longest path: {p['longest_path']} trains", p["longest_path_bonus"]))
-    if p["globetrotter_bonus"] or p["completed_tickets"]:
+    if VARIANTS[variant].longest_path_card:
+        rows.append((f"Longest path: {p['longest_path']} trains", p["longest_path_bonus"]))
+    if VARIANTS[variant].globetrotter_card:
         rows.append((f"Globetrotter ({p['completed_tickets']} tickets done)", p["globetrotter_bonus"]))
     rows.append(("Total", p["total"]))
     return rows
-
-
-def path_tracks(cities: list[str], color: str, owners: dict[int, str | None]) -> list[int]:
-    """The tracks a longest path (a city sequence from the score sheet) runs along: between each
-    two cities, the track of that pair the player owns."""
-    board = load_board()
-    out: list[int] = []
-    for a, b in zip(cities, cities[1:]):
-        ids = [t.id for t in board.tracks_between(a, b) if owners.get(t.id) == color and t.id not in out]
-        if ids:
-            out.append(ids[0])
-    return out
 
 
 def score(tab: TableState):
@@ -138,24 +156,38 @@ def score(tab: TableState):
     return game, score_game(game).to_dict()
 
 
-def export_json(game, tab: TableState) -> str:
-    """The game file (`ttr tally` reads it), with each player's name where one was given."""
-    d = game.to_dict()
-    for p in d["players"]:
-        if tab.names.get(p["color"]):
-            p["name"] = tab.names[p["color"]]
-    return json.dumps(d, ensure_ascii=False, indent=1) + "\n"
+DECIDED = {
+    "points": "",
+    "completed tickets": "Tied on points; most completed tickets decides.",
+    "longest path card": "Tied on points and tickets; the Longest Path card decides.",
+    "shared": "Still tied after every tie-break (points, tickets, Longest Path): the win is shared.",
+}
 
 
-def restore(data: bytes) -> TableState:
+def decided_text(decided_by: str) -> str:
+    """The score sheet's `decided_by` as a sentence for people."""
+    return DECIDED.get(decided_by, decided_by)
+
+
+def export_json(game) -> str:
+    """The game file, exactly as `ttr tally` reads it."""
+    return json.dumps(game.to_dict(), ensure_ascii=False, indent=1) + "\n"
+
+
+def restore(data: bytes, source: str = "game file") -> TableState:
     """A saved game file back into page state. Raises TtrError (one line) for a bad file."""
-    from scoring.game import parse_game
+    from scoring.game import parse_game, parse_json
 
     try:
-        raw = json.loads(data.decode("utf-8-sig"))
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise TtrError("not a game file (not text)") from None
-    except json.JSONDecodeError as e:
-        raise TtrError(f"not a game file: {e.msg} at line {e.lineno}, column {e.colno}") from None
-    game = parse_game(raw)
-    return table_from_game(game, raw)
+        raise TtrError(f"{source}: not a text file (expected UTF-8 JSON)") from None
+    game = parse_game(parse_json(text, source))
+    by_pair = {t.cities: ticket_key(t) for t in deck(game.variant)}
+    return TableState(
+        variant=game.variant, ticket_values=game.ticket_values,
+        players=sort_players(p.color for p in game.players),
+        owners={**{t.id: None for t in load_board().tracks},
+                **{tid: p.color for p in game.players for tid in p.track_ids}},
+        tickets={p.color: [by_pair[frozenset(t)] for t in p.tickets] for p in game.players},
+        score_track={p.color: p.score_track for p in game.players})

@@ -129,7 +129,8 @@ def read_photo(name: str, data: bytes) -> None:
                 reading = reader(saved_calibration()).read_path(str(path))
             except TtrError as e:
                 status.update(label=f"Could not read {name}", state="error", expanded=False)
-                ss["photo_error"] = str(e).replace(str(path), name)
+                msg = str(e).replace(str(path), name)
+                ss["photo_error"] = msg if msg.startswith(name) else f"{name}: {msg}"
                 return
         status.update(label=f"Read {name} in {time.perf_counter() - t0:.1f} s", state="complete",
                       expanded=False)
@@ -171,12 +172,11 @@ def tracks_in_order() -> list[int]:
     return first + rest
 
 
-def track_option(tid: int) -> str:
-    owner = ss["owners"].get(tid)
-    read = ss["read_owners"].get(tid, owner)
-    mark = "(?) " if tid in doubtful_ids() else ""
-    fixed = f" (read as {read or 'nobody'})" if read != owner and ss["reading"] else ""
-    return f"{mark}{S.track_label(board.tracks[tid])}: {owner or 'nobody'}{fixed}"
+def track_option(doubtful: frozenset[int]):
+    """Labels for the track list. They must not change while a track is selected (the browser
+    keeps the chosen label), so owners are shown by the picker below, not here; and they read no
+    session state (AppTest formats values outside the script run)."""
+    return lambda tid: ("(?) " if tid in doubtful else "") + S.track_label(board.tracks[tid])
 
 
 def doubtful_ids() -> set[int]:
@@ -255,9 +255,10 @@ def restore_game() -> None:
     if f is None:
         return
     try:
-        restored = S.restore(f.getvalue())
+        restored = S.restore(f.getvalue(), f.name)
     except TtrError as e:
-        ss["restore_error"] = f"{f.name}: {e}"
+        msg = str(e)
+        ss["restore_error"] = msg if msg.startswith(f.name) else f"{f.name}: {msg}"
         return
     ss["restore_error"] = None
     pending = {"variant": restored.variant, "players": restored.players,
@@ -265,12 +266,11 @@ def restore_game() -> None:
     for c in PLAYER_COLORS:
         pending[f"tickets_{c}"] = restored.tickets.get(c, [])
         pending[f"marker_{c}"] = restored.score_track.get(c)
-        pending[f"name_{c}"] = restored.names.get(c, "")
     ss["pending"] = pending
     ss["owners"] = dict(restored.owners)
     ss["read_owners"] = dict(restored.owners)
     ss["reading"] = None
-    ss["photo_note"] = f"Restored {f.name}."
+    ss["photo_note"] = f"Restored {f.name}: the board below is drawn, not photographed."
 
 
 # =============================================================================================
@@ -309,11 +309,11 @@ st.file_uploader("Upload a photo of the finished board (JPEG, PNG, WebP, HEIC)",
                  on_change=take_photo, args=("photo",))
 b1, b2, b3 = st.columns([1, 1, 1])
 b1.button("Try the example photo", key="example", on_click=take_example, icon=":material/image:",
-          use_container_width=True, disabled=EXAMPLE is None,
+          width="stretch", disabled=EXAMPLE is None,
           help=None if EXAMPLE else "examples/board.jpg is not in this copy of ttr")
 b2.toggle("Use the camera", key="use_camera")
 b3.button("Enter routes by hand", key="by_hand", on_click=enter_by_hand, icon=":material/edit:",
-          use_container_width=True)
+          width="stretch")
 if ss.get("use_camera"):
     st.camera_input("Take a photo from above, the whole board in view", key="camera",
                     on_change=take_photo, args=("camera",))
@@ -345,11 +345,11 @@ if have_board:
     scene = board_scene()
     ss["board_px"] = (scene.shape[1], scene.shape[0])
     shown = draw_tracks(scene, owners, doubtful_ids(), ss.get("sel_track"))
-    streamlit_image_coordinates(rgb(shown), key="board_click", use_column_width="always",
+    streamlit_image_coordinates(rgb(shown), key="board_click", width="stretch",
                                 on_click=click_board, image_format="JPEG", jpeg_quality=85,
                                 cursor="crosshair")
     order = tracks_in_order()
-    st.selectbox("Track", order, key="sel_track", format_func=track_option, index=None,
+    st.selectbox("Track", order, key="sel_track", format_func=track_option(frozenset(doubtful_ids())), index=None,
                  placeholder="Pick a track (doubtful ones first) or tap it on the board",
                  on_change=select_track)
     tid = ss.get("sel_track")
@@ -361,6 +361,11 @@ if have_board:
         st.radio(f"Owner of {S.track_label(board.tracks[tid])}", options, key="owner_pick",
                  horizontal=True, on_change=set_owner,
                  format_func=lambda c: f"{DOT[None if c == 'nobody' else c]} {c}")
+        if ss["reading"] is not None:
+            t = ss["reading"].tracks[tid]
+            said = f"the photo reads {t.owner or 'nobody'} ({t.confidence:.0%} sure)"
+            st.caption(("Corrected: " if current != t.owner else "") + said +
+                       ("; marked doubtful" if t.doubtful else ""))
     if n_fixed and ss["reading"] is not None:
         st.button("Undo all corrections", key="undo", on_click=undo_corrections, icon=":material/undo:")
 
@@ -392,11 +397,13 @@ if have_board and len(players) >= 2:
         by_color = {p["color"]: p for p in sheet["players"]}
         winners = sheet["winners"]
         names = [tab.display_name(c) for c in winners]
+        decided = S.decided_text(sheet["decided_by"])
         if len(winners) == 1:
-            st.success(f"**{names[0]} wins** with {by_color[winners[0]]['total']} "
-                       f"points. {sheet.get('decided_by') or ''}")
+            st.success(f"**{names[0]} wins** with {by_color[winners[0]]['total']} points. {decided}",
+                       icon=":material/trophy:")
         else:
-            st.success(f"**Shared win: {' and '.join(names)}**. {sheet.get('decided_by') or ''}")
+            st.success(f"**Shared win: {' and '.join(names)}**, {by_color[winners[0]]['total']} points "
+                       f"each. {decided}", icon=":material/trophy:")
         for p in sheet["players"]:
             st_ = p["score_track"]
             if st_ and st_.get("reported") is not None and not st_.get("matches"):
@@ -409,7 +416,7 @@ if have_board and len(players) >= 2:
                 crown = " :material/trophy:" if p["color"] in winners else ""
                 st.markdown(f"**{DOT[p['color']]} {tab.display_name(p['color'])}**{crown}")
                 st.markdown(f"<div class='ttr-total'>{p['total']}</div>", unsafe_allow_html=True)
-                rows = S.player_rows(p)
+                rows = S.player_rows(p, tab.variant)
                 st.table({"": [r[0] for r in rows], "points": [r[1] for r in rows]})
         from app.draw import draw_paths, draw_tracks
 
@@ -420,22 +427,21 @@ if have_board and len(players) >= 2:
                         format_func=lambda c: ("the bonus holder" + ("s" if len(holders) > 1 else "")
                                                if c == "bonus" else f"{DOT[c]} {name_of(c)}"))
         show = holders if pick == "bonus" else [pick]
-        paths = {c: S.path_tracks(by_color[c]["longest_path_cities"], c, tab.owners)
-                 for c in show}
+        paths = {c: by_color[c]["longest_path_tracks"] for c in show}
         st.image(rgb(draw_paths(draw_tracks(board_scene(), ss["owners"]), paths)),
                  caption=" · ".join(f"{name_of(c)}: {by_color[c]['longest_path']} trains, "
                                     + S.DASH.join(by_color[c]["longest_path_cities"])
-                                    for c in show), use_container_width=True)
+                                    for c in show), width="stretch")
 
         # 6. Export ----------------------------------------------------------------------------
         st.header("6 · Save", divider="gray")
         e1, e2 = st.columns(2)
-        ss["saved_json"] = S.export_json(game, tab)  # kept, so what was offered can be checked
+        ss["saved_json"] = S.export_json(game)  # kept, so what was offered can be checked
         e1.download_button("Game file (JSON)", ss["saved_json"], file_name="ttr-game.json",
                            mime="application/json", key="dl_json", icon=":material/download:",
-                           use_container_width=True)
+                           width="stretch")
         e2.download_button("Score sheet (CSV)", S.sheet_csv(sheet, tab.names), file_name="ttr-scores.csv",
-                           mime="text/csv", key="dl_csv", icon=":material/table:", use_container_width=True)
+                           mime="text/csv", key="dl_csv", icon=":material/table:", width="stretch")
 
 with st.expander("Load a saved game (JSON)", icon=":material/upload_file:"):
     st.file_uploader("A game file saved here or written for `ttr tally`", type=["json"],
@@ -486,11 +492,11 @@ with st.expander("Calibrate the reader to your own board (optional)", icon=":mat
                      accept_multiple_files=True, key="calib_photos")
     k1, k2 = st.columns(2)
     if k1.button("Calibrate", key="calibrate", icon=":material/tune:",
-                 disabled=not ss.get("calib_photos"), use_container_width=True):
+                 disabled=not ss.get("calib_photos"), width="stretch"):
         calibrate()
     if saved_calibration():
         k2.button("Forget the calibration", key="forget_calibration", on_click=forget_calibration,
-                  icon=":material/delete:", use_container_width=True)
+                  icon=":material/delete:", width="stretch")
     if ss.get("calib_error"):
         st.error(ss["calib_error"], icon=":material/error:")
     if ss.get("calib_note"):

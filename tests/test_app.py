@@ -1,0 +1,260 @@
+"""The Streamlit page, driven by Streamlit's AppTest (no browser): setup, photo, corrections,
+tickets, results, bad uploads, and the JSON export/restore round trip.
+
+Scores shown on the page are compared with `scoring` called directly, so these tests check the
+page's wiring, not the rules (tests/test_scoring* do that).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("streamlit")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from app import state as S  # noqa: E402
+from scoring.board import load_board  # noqa: E402
+from scoring.rules import VARIANTS  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = ROOT / "app" / "streamlit_app.py"
+EXAMPLE = ROOT / "examples" / "board.jpg"
+BOARD = load_board()
+
+
+def track_id(a: str, b: str, color: str | None = None) -> int:
+    return next(t.id for t in BOARD.tracks_between(a, b) if color in (None, t.color))
+
+
+def start() -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def by_hand(at: AppTest, owners: dict[int, str]) -> AppTest:
+    """Enter a game without a photo: 'Enter routes by hand', then pick track and owner."""
+    at.button(key="by_hand").click().run()
+    for tid, owner in owners.items():
+        at.selectbox(key="sel_track").set_value(tid).run()
+        at.radio(key="owner_pick").set_value(owner).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def texts(elements) -> str:
+    return "\n".join(str(e.value) for e in elements)
+
+
+# A small two-player game: red owns a chain Denver–Kansas City–Saint Louis–Chicago, blue two tracks.
+RED = {track_id("Denver", "Kansas City", "black"): "red", track_id("Kansas City", "Saint Louis", "blue"): "red",
+       track_id("Saint Louis", "Chicago", "green"): "red"}
+BLUE = {track_id("Seattle", "Portland"): "blue", track_id("Seattle", "Helena"): "blue"}
+
+
+def test_setup_lists_variants_players_and_names():
+    at = start()
+    assert at.selectbox(key="variant").options == [VARIANTS[v].title for v in VARIANTS]
+    at.multiselect(key="players").set_value(["blue", "red", "yellow"]).run()
+    # a name field per player, in the box's colour order
+    assert [t.key for t in at.text_input] == ["name_red", "name_blue", "name_yellow"]
+    assert [m.key for m in at.multiselect if m.key.startswith("tickets_")] == \
+        ["tickets_red", "tickets_blue", "tickets_yellow"]
+    at.multiselect(key="players").set_value(["red"]).run()
+    assert "at least two" in texts(at.warning)
+
+
+def test_ticket_labels_follow_the_variant_and_ticket_values():
+    at = start()
+    options = at.multiselect(key="tickets_red").options
+    assert len(options) == 30 and "Denver – El Paso (4)" in options  # base deck, 2004 values
+    at.radio(key="ticket_values").set_value("1910").run()
+    # Los Angeles–New York is 21 on the 2004 card and 20 on the 1910 reprint
+    assert "Los Angeles – New York (20)" in at.multiselect(key="tickets_red").options
+    at.multiselect(key="tickets_red").set_value(["Denver – El Paso", "Los Angeles – New York"]).run()
+    at.selectbox(key="variant").set_value("mega").run()
+    assert len(at.multiselect(key="tickets_red").options) == 69
+    assert at.multiselect(key="tickets_red").value == ["Denver – El Paso", "Los Angeles – New York"]
+    at.selectbox(key="variant").set_value("1910").run()
+    # neither ticket is in the 1910 deck: they are dropped rather than kept invisibly
+    assert at.multiselect(key="tickets_red").value == []
+    assert len(at.multiselect(key="tickets_red").options) == 35
+
+
+def test_a_correction_by_hand_is_kept_when_other_things_change():
+    at = by_hand(start(), {**RED, **BLUE})
+    owners = at.session_state["owners"]
+    assert {t: owners[t] for t in {**RED, **BLUE}} == {**RED, **BLUE}
+    assert sum(1 for o in owners.values() if o) == 5
+    # change the owner of one track, then change unrelated things
+    tid = next(iter(RED))
+    at.selectbox(key="sel_track").set_value(tid).run()
+    assert at.radio(key="owner_pick").value == "red"
+    at.radio(key="owner_pick").set_value("blue").run()
+    at.text_input(key="name_red").set_value("Ada").run()
+    at.multiselect(key="tickets_blue").set_value(["Denver – El Paso"]).run()
+    at.selectbox(key="sel_track").set_value(next(iter(BLUE))).run()
+    assert at.session_state["owners"][tid] == "blue"
+    assert at.session_state["owners"][next(iter(BLUE))] == "blue"
+
+
+def test_clicking_a_space_picks_its_track():
+    from app.draw import nearest_track
+    from calibration.template import load_template
+
+    tpl = load_template()
+    w, h = 1400, round(1400 * tpl.board_mm[1] / tpl.board_mm[0])
+    sx, sy = w / tpl.board_mm[0], h / tpl.board_mm[1]
+    for track in tpl.tracks:
+        for x, y in track.centers():
+            assert nearest_track(x * sx, y * sy, w, h) == track.id
+    assert nearest_track(2, 2, w, h) is None  # the corner of the board: no track near
+
+
+def test_results_match_the_scoring_engine_and_name_the_winner():
+    from scoring.game import Game
+    from scoring.score import score_game
+
+    at = by_hand(start(), {**RED, **BLUE})
+    at.multiselect(key="tickets_red").set_value(["Denver – El Paso"]).run()  # failed: -4
+    at.multiselect(key="tickets_blue").set_value(["Seattle – Los Angeles"]).run()  # failed: -9
+    at.text_input(key="name_red").set_value("Ada").run()
+    assert not at.exception, at.exception
+    claims = {"red": sorted(RED), "blue": sorted(BLUE)}
+    sheet = score_game(Game.from_claims("classic", claims,
+                                        tickets={"red": [("Denver", "El Paso")],
+                                                 "blue": [("Seattle", "Los Angeles")]})).to_dict()
+    tables = [t.value for t in at.table]
+    assert len(tables) == 2
+    for p, df in zip(sheet["players"], tables):
+        rows = dict(zip(df.iloc[:, 0], df.iloc[:, 1]))
+        assert rows["Total"] == p["total"]
+        assert rows[f"Routes ({p['trains']} trains)"] == p["route_points"]
+        for t in p["tickets"]:
+            mark = "✅" if t["completed"] else "❌"
+            assert rows[f"{mark} {t['a']} – {t['b']}"] == (t["points"] if t["completed"] else -t["points"])
+    (winner,) = sheet["winners"]
+    assert f"{'Ada (red)' if winner == 'red' else 'Blue'} wins" in texts(at.success)
+
+
+def test_score_track_mismatch_is_called_out():
+    at = by_hand(start(), {**RED, **BLUE})
+    route_points = sum((1, 2, 4, 7, 10, 15)[BOARD.tracks[t].length - 1] for t in RED)
+    at.number_input(key="marker_red").set_value(route_points).run()
+    assert "score track says" not in texts(at.warning)
+    at.number_input(key="marker_red").set_value(route_points + 3).run()
+    assert f"score track says {route_points + 3}" in texts(at.warning)
+
+
+@pytest.fixture(scope="module")
+def example_reading():
+    """The example photo read directly (the reader is deterministic; the page must show this)."""
+    from vision.read import Reader
+
+    return Reader().read_path(str(EXAMPLE))
+
+
+def test_the_example_photo_is_read_and_shown_for_checking(example_reading):
+    at = start()
+    at.button(key="example").click().run()
+    assert not at.exception, at.exception
+    owners = {t.track_id: t.owner for t in example_reading.tracks}
+    assert at.session_state["owners"] == owners
+    claimed = sum(1 for o in owners.values() if o)
+    assert f"board.jpg: {claimed} tracks claimed, {len(example_reading.doubtful)} doubtful" in texts(at.success)
+    # every colour on the board became a player, in the box's order
+    assert at.multiselect(key="players").value == S.sort_players({"red", "blue"} | set(example_reading.claims()))
+    # doubtful tracks head the track list, least sure first
+    doubtful = sorted(example_reading.doubtful, key=lambda t: t.confidence)
+    assert at.selectbox(key="sel_track").options[:len(doubtful)] == \
+        ["(?) " + S.track_label(BOARD.tracks[t.track_id]) for t in doubtful]
+    assert len(at.table) == len(at.multiselect(key="players").value)  # a result per player
+
+
+def test_correcting_a_track_of_the_photo_changes_the_score(example_reading):
+    at = start()
+    at.button(key="example").click().run()
+    track = max((t for t in example_reading.tracks if t.owner), key=lambda t: t.length)
+    totals = {t.value.iloc[-1, 1] for t in at.table}
+    at.selectbox(key="sel_track").set_value(track.track_id).run()
+    assert at.radio(key="owner_pick").value == track.owner
+    at.radio(key="owner_pick").set_value("nobody").run()
+    assert at.session_state["owners"][track.track_id] is None
+    assert f"Corrected: the photo reads {track.owner}" in texts(at.caption)
+    assert {t.value.iloc[-1, 1] for t in at.table} != totals
+    at.button(key="undo").click().run()
+    assert at.session_state["owners"][track.track_id] == track.owner
+
+
+def test_a_photo_without_a_board_says_so_and_keeps_the_game():
+    import cv2
+    import numpy as np
+
+    at = by_hand(start(), RED)
+    ok, png = cv2.imencode(".png", np.full((600, 800, 3), 128, np.uint8))
+    at.file_uploader(key="photo").set_value(("wall.png", png.tobytes(), "image/png")).run()
+    assert not at.exception, at.exception
+    assert "wall.png: no Ticket to Ride board found" in texts(at.error)
+    assert {t: at.session_state["owners"][t] for t in RED} == RED
+
+
+def test_a_photo_too_large_is_refused_before_reading():
+    at = start()
+    big = b"\xff\xd8\xff" + bytes(31 * 1024 * 1024)
+    at.file_uploader(key="photo").set_value(("huge.jpg", big, "image/jpeg")).run()
+    assert not at.exception, at.exception
+    assert "huge.jpg is 31 MB" in texts(at.error)
+
+
+def test_bad_upload_shows_a_message_and_keeps_the_game():
+    at = by_hand(start(), RED)
+    at.multiselect(key="tickets_red").set_value(["Denver – El Paso"]).run()
+    at.file_uploader(key="photo").set_value(("notes.jpg", b"these are not pixels", "image/jpeg")).run()
+    assert not at.exception, at.exception
+    assert "notes.jpg" in texts(at.error) and "not an image" in texts(at.error)
+    assert {t: at.session_state["owners"][t] for t in RED} == RED
+    assert at.multiselect(key="tickets_red").value == ["Denver – El Paso"]
+
+
+def test_json_export_restores_the_same_game():
+    at = by_hand(start(), {**RED, **BLUE})
+    at.multiselect(key="players").set_value(["red", "blue", "green"]).run()
+    at.multiselect(key="tickets_red").set_value(["Denver – El Paso", "Chicago – New Orleans"]).run()
+    at.number_input(key="marker_blue").set_value(6).run()
+    saved = download(at, "dl_json").encode()
+    game = json.loads(saved)
+    assert game["variant"] == "classic" and [p["color"] for p in game["players"]] == ["red", "blue", "green"]
+
+    fresh = start()
+    fresh.file_uploader(key="restore").set_value(("ttr-game.json", saved, "application/json")).run()
+    assert not fresh.exception, fresh.exception
+    assert {k: v for k, v in fresh.session_state["owners"].items() if v} == {**RED, **BLUE}
+    assert fresh.multiselect(key="players").value == ["red", "blue", "green"]
+    assert fresh.multiselect(key="tickets_red").value == ["Denver – El Paso", "Chicago – New Orleans"]
+    assert fresh.number_input(key="marker_blue").value == 6
+    assert download(fresh, "dl_json").encode() == saved
+
+
+def test_a_broken_game_file_is_refused_with_a_message():
+    at = by_hand(start(), RED)
+    at.file_uploader(key="restore").set_value(("game.json", b'{"variant": "classic", "players": [', "application/json")).run()
+    assert not at.exception, at.exception
+    assert "game.json" in texts(at.error)
+    assert {t: at.session_state["owners"][t] for t in RED} == RED
+
+
+def download(at: AppTest, key: str) -> str:
+    """The bytes the page offers on a download button (it keeps them in its state)."""
+    assert at.download_button(key=key).proto.label
+    return at.session_state["saved_json"]
+
+
+def test_every_track_has_its_own_label():
+    """The track list tells the two tracks of a gray double apart (a list with two equal labels
+    would pick the wrong one)."""
+    labels = [S.track_label(t) for t in BOARD.tracks]
+    assert len(set(labels)) == len(BOARD.tracks)
+    assert S.track_label(BOARD.tracks[track_id("Denver", "Kansas City", "black")]) == "Denver – Kansas City (4 black)"
