@@ -356,7 +356,7 @@ def _score_cells(img, model, look, ppm, bands):
               cv2.FONT_HERSHEY_COMPLEX, max(1, int(ppm * 0.5)), angle180=71 <= i <= 99)
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=80)  # N_LOOKS x all scales: at most ~0.6 GB
 def board_image(look_id: int, px_per_mm: float, model_key: int = 0) -> np.ndarray:
     """The empty board of print run `look_id` at `px_per_mm` (cached; treat as read-only)."""
     model = _MODELS[model_key]
