@@ -34,6 +34,7 @@ WORK_SIDE = 1000  # long side of the image the search runs on, pixels
 BAND_MM = 24.5  # width of the score-track band
 CORNER_SKIP = 0.07  # fraction of each side left out at both ends (light corner medallions)
 MIN_QUALITY = 0.15  # a board's worst side agrees at least this well (0..1.25)
+GOOD_QUALITY = 0.7  # a fit this clean ends the search
 MIN_DOT_SCORE = 0.01  # mean city-dot response at the best orientation, at least
 CUT_OFF_MESSAGE = ("the board is cut off by the photo's edge: take the photo again with the whole "
                    "board in the frame")
@@ -81,6 +82,8 @@ def locate_board(image_bgr: np.ndarray) -> BoardLocation:
             print("candidate", np.round(cand.corners, 1).tolist(), "quality", round(cand.quality, 3))
         if best is None or cand.quality > best.quality:
             best = cand
+        if best.quality >= GOOD_QUALITY:
+            break  # candidates come strongest first; a clean fit needs no rivals
     if best is None or best.quality < MIN_QUALITY:
         raise BoardNotFound()
     if best.cut_off:
@@ -111,25 +114,34 @@ def scale_location(location: BoardLocation, factor: float) -> BoardLocation:
 
 # ---------------------------------------------------------------- 1-2: coarse quadrilaterals
 
-def border_mask(image_bgr: np.ndarray, loose: bool = False) -> np.ndarray:
+# Red-brown colour limits per level: (max hue after shifting red to 12, min saturation).
+# "tight" survives warm orange wood, "loose" takes a band washed out by side light.
+_LEVELS = {"tight": (12 + 9, 80), "strict": (12 + 14, 65), "loose": (12 + 16, 40)}
+
+
+def border_mask(image_bgr: np.ndarray, level: str = "strict") -> np.ndarray:
     """uint8 0/1 mask of red-brown score-track colours (dark to mid red-orange, saturated).
 
-    `loose` also takes paler, more orange band pixels (side light washes one side of the band out)
-    at the price of taking warm wood too; candidates from both masks are tried and scored.
+    Candidates from several levels are tried and the fits scored, so no single colour limit has
+    to suit every table and light.
     """
+    max_hue, min_sat = _LEVELS[level]
     hsv = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2HSV)
     hue = (hsv[:, :, 0].astype(np.int16) + 12) % 180  # red wraps round 0: shift it to 12
     s, v = hsv[:, :, 1].astype(np.int16), hsv[:, :, 2].astype(np.int16)
-    if loose:
-        return ((hue <= 12 + 16) & (s >= 40) & (v >= 28) & (v <= 235) & (s * 3 >= 255 - v)).astype(np.uint8)
-    return ((hue <= 12 + 14) & (s >= 65) & (v >= 28) & (v <= 235)).astype(np.uint8)
+    # Chroma (saturation x value) too: in near-black pixels saturation is mostly sensor noise.
+    mask = (hue <= max_hue) & (s >= min_sat) & (v >= 35) & (v <= 235) & (s * v >= 18 * 255)
+    if level == "loose":
+        mask &= s * 3 >= 255 - v  # pale and bright: not a band even in side light
+    return mask.astype(np.uint8)
 
 
 def _coarse_quads(small: np.ndarray) -> list[np.ndarray]:
     """Candidate board quadrilaterals (4, 2) in `small`'s pixels, clockwise on screen."""
     quads: list[np.ndarray] = []
-    for loose in (False, True):
-        for q in _quads_from_mask(border_mask(small, loose)):
+    smooth = cv2.blur(small, (3, 3))  # sensor noise would speckle the colour masks
+    for level in ("strict", "tight", "loose"):
+        for q in _quads_from_mask(border_mask(smooth, level)):
             if not any(np.allclose(q, p, atol=4) for p in quads):
                 quads.append(q)
     return quads
@@ -160,6 +172,10 @@ def _quads_from_mask(mask: np.ndarray) -> list[np.ndarray]:
         if lab in wanted:
             outline[lab] = np.vstack([outline[lab], c.reshape(-1, 2)]) if lab in outline else c.reshape(-1, 2)
     big = [int(i) for i in big if int(i) in outline]
+    quads = []
+    hq = _hough_quad([outline[i] for i in big], (w, h))
+    if hq is not None:
+        quads.append(hq)
     reach = max(3, int(round(0.06 * max(h, w))))
     boxes = stats[:, :4]
     hulls = []
@@ -178,12 +194,81 @@ def _quads_from_mask(mask: np.ndarray) -> list[np.ndarray]:
                     changed = True
         if len(members) > 1:
             hulls.append(cv2.convexHull(np.vstack([outline[j] for j in members])))
-    quads = []
     for hull in hulls:
         q = _quad_from_hull(hull.reshape(-1, 2).astype(np.float64), (w, h))
         if q is not None and not any(np.allclose(q, p, atol=3) for p in quads):
             quads.append(q)
     return quads
+
+
+def _hough_quad(outlines: list[np.ndarray], size_wh) -> np.ndarray | None:
+    """The quadrilateral of four straight outline runs with the most support (Hough lines).
+
+    Unlike a hull, this ignores clutter beside the board (cars, a red box) as long as the board's
+    four sides are the longest straight runs of band outline that wrap (almost) all of it.
+    """
+    w, h = size_wh
+    edges = np.zeros((h, w), np.uint8)
+    cv2.drawContours(edges, [o.reshape(-1, 1, 2) for o in outlines], -1, 255, 1)
+    pts = np.column_stack(np.nonzero(edges)[::-1]).astype(np.float64)
+    if len(pts) < 50:
+        return None
+    lines = cv2.HoughLines(edges, 1, np.pi / 360, max(20, int(0.1 * min(w, h))))
+    if lines is None or len(lines) < 4:
+        return None
+    diag = float(np.hypot(w, h))
+    centre = pts.mean(axis=0)
+    kept = []  # (point on line, unit direction, outward normal angle, rank)
+    for rho, theta in lines[:60, 0]:
+        nrm = np.array([np.cos(theta), np.sin(theta)])
+        if rho - centre @ nrm < 0:
+            nrm, rho = -nrm, -rho
+        phi = float(np.arctan2(nrm[1], nrm[0]) % (2 * np.pi))
+        dist = rho - centre @ nrm
+        if any(abs((phi - k[2] + np.pi) % (2 * np.pi) - np.pi) < np.radians(4) and abs(dist - k[3]) < 0.02 * diag
+               for k in kept):
+            continue
+        kept.append((nrm * rho, np.array([-nrm[1], nrm[0]]), phi, dist, len(kept)))
+        if len(kept) >= 12:
+            break
+    if len(kept) < 4:
+        return None
+    from itertools import combinations
+
+    sub = pts[:: max(1, len(pts) // 1500)]
+    combos = []
+    for combo in combinations(range(len(kept)), 4):
+        ls = sorted((kept[i] for i in combo), key=lambda k: k[2])
+        gaps = np.diff([k[2] for k in ls] + [ls[0][2] + 2 * np.pi])
+        if np.any(gaps < np.radians(40)) or np.any(gaps > np.radians(140)):
+            continue
+        combos.append((sum(k[4] for k in ls), ls))
+    combos.sort(key=lambda c: c[0])  # Hough returns lines strongest first: low rank sum = strong
+    for _, ls in combos[:40]:
+        q = []
+        for j in range(4):
+            p = _line_intersection((ls[j - 1][0], ls[j - 1][1]), (ls[j][0], ls[j][1]))
+            if p is None:
+                break
+            q.append(p)
+        if len(q) != 4:
+            continue
+        q = _clockwise(np.array(q))
+        if not _convex(q) or _area(q) < 0.08 * w * h:
+            continue
+        if _inside_share(q, sub, tol=0.008 * diag) >= 0.95:
+            return q
+    return None
+
+
+def _inside_share(q: np.ndarray, pts: np.ndarray, tol: float) -> float:
+    """Share of points inside the clockwise quad q, allowing `tol` pixels outside."""
+    inside = np.ones(len(pts), bool)
+    for i in range(4):
+        p0, p1 = q[i], q[(i + 1) % 4]
+        d = (p1 - p0) / np.linalg.norm(p1 - p0)
+        inside &= d[0] * (pts[:, 1] - p0[1]) - d[1] * (pts[:, 0] - p0[0]) >= -tol
+    return float(inside.mean())
 
 
 def _boxes_near(a, b, reach) -> bool:
@@ -320,7 +405,8 @@ def _refine(img: np.ndarray, corners: np.ndarray, second: bool = False) -> _Cand
             # The photo ends here: the board is cropped to its edge, or cut off by the frame.
             band = _band_inside(img, a, b, centre, band_px)
             lines.append(frame_line)
-            quality.append(band)
+            # Capped: a side that is only the frame is less sure than a seen edge.
+            quality.append(min(band, 0.6))
             cut |= band < 0.3
             continue
         res = _fit_side(img, a, b, centre, band_px, second)
@@ -392,7 +478,7 @@ def _band_inside(img, a, b, centre, band_px) -> float:
     """0..1: how clearly the red-brown band runs just inside side a-b (for sides on the frame)."""
     u = -np.arange(0.05, 2.2, 0.05) * band_px
     _, _, _, _, strip = _sample_strip(img, a, b, centre, u)
-    mask = border_mask(strip, loose=True).astype(np.float32)
+    mask = border_mask(strip).astype(np.float32)
     band = mask[:, u > -0.8 * band_px].mean()
     inner = mask[:, u < -1.4 * band_px].mean()
     return float(np.clip((band - inner) / 0.5, 0, 1))
@@ -407,7 +493,7 @@ def _fit_side(img, a, b, centre, band_px, second):
     reach_out = (0.5 if second else 0.9) * band_px
     step = max(0.5, band_px / 40.0)
     u = np.arange(-reach_in, reach_out + step / 2, step)
-    lab, base, n, inside, _ = _sample_strip(img, a, b, centre, u)
+    lab, base, n, inside, strip = _sample_strip(img, a, b, centre, u)
     m = len(base)
 
     # Discriminant between the band (just inside the edge) and what lies just outside it.
@@ -443,7 +529,12 @@ def _fit_side(img, a, b, centre, band_px, second):
     P = (base + edge[:, None] * n[None, :])[ok]
     line, inliers = _robust_line(P, tol=max(1.0, band_px / 25))
     frac = inliers.sum() / m
-    band = float(np.clip(sep / 3.0, 0, 1)) * float(np.mean(z[:, band_sel] > 0.5))
+    # The inside must look like the red-brown band and the outside not: else this is the band's
+    # inner edge (map inside, band outside) or some other edge.
+    redness = border_mask(strip).astype(np.float32)
+    colour = float(redness[:, band_sel].mean() - redness[:, out_sel][inside[:, out_sel]].mean())
+    band = (float(np.clip(sep / 3.0, 0, 1)) * float(np.mean(z[:, band_sel] > 0.5))
+            * float(np.clip(colour / 0.2, 0, 1)))
     return line, frac, band
 
 
