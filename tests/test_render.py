@@ -15,8 +15,10 @@ from app.cli import main as ttr
 from scoring.board import load_board
 from vision.synth.board_art import BOARD_MM, _space_frame
 from vision.synth.camera import random_camera, photograph
-from vision.synth.positions import TRAINS_PER_PLAYER, is_legal, random_position
-from vision.synth.render import default_model, render_flat_board, render_photo
+from scoring.game import check_game
+from scoring.rules import TRAINS_PER_PLAYER
+from vision.synth.positions import random_position
+from vision.synth.render import default_model, game_dict, render_flat_board, render_photo
 from vision.synth.trains import PLASTIC_BGR
 
 BOARD = load_board()
@@ -28,7 +30,7 @@ def test_positions_are_legal(seed):
     rng = np.random.default_rng(seed)
     claims = random_position(rng, BOARD)
     assert 2 <= len(claims) <= 5
-    assert is_legal(BOARD, claims) == []
+    assert check_game(game_dict(BOARD, claims), BOARD) == []
     for ids in claims.values():
         assert sum(BOARD.tracks[i].length for i in ids) <= TRAINS_PER_PLAYER
     # An end-of-game position: someone has played (nearly) all trains.
@@ -40,13 +42,14 @@ def test_positions_are_legal(seed):
             assert other is None or other.id not in owned
 
 
-def test_legality_check_catches_broken_positions():
+def test_game_files_of_broken_positions_are_refused():
+    """The check the positions pass can fail: the same game files with the rules broken."""
     double = next(t for t in BOARD.tracks if BOARD.double_of(t) is not None)
     other = BOARD.double_of(double)
-    assert is_legal(BOARD, {"red": [double.id], "blue": [other.id]})  # 2 players, both tracks
-    assert is_legal(BOARD, {"red": [double.id, other.id], "blue": [], "green": [], "black": []})
+    assert check_game(game_dict(BOARD, {"red": [double.id], "blue": [other.id]}), BOARD)  # 2 players
+    assert check_game(game_dict(BOARD, {"red": [double.id, other.id], "blue": [], "green": [], "black": []}), BOARD)
     longest = sorted(BOARD.tracks, key=lambda t: -t.length)[:9]
-    assert is_legal(BOARD, {"red": [t.id for t in longest], "blue": []})  # over 45 trains
+    assert check_game(game_dict(BOARD, {"red": [t.id for t in longest], "blue": []}), BOARD)  # over 45 trains
 
 
 def test_networks_are_grown_not_scattered():
@@ -247,8 +250,4 @@ def test_bundled_example_agrees_with_itself():
     from_truth = sorted((t["owner"], t["a"], t["b"], t["color"]) for t in truth["tracks"] if t["owner"])
     from_game = sorted((p["color"], *r) for p in game["players"] for r in p["routes"])
     assert from_truth == from_game and len({p["color"] for p in game["players"]}) == 4
-    claims = {}
-    for i, t in enumerate(truth["tracks"]):
-        if t["owner"]:
-            claims.setdefault(t["owner"], []).append(i)
-    assert is_legal(BOARD, claims) == []
+    assert check_game(game, BOARD) == []

@@ -6,7 +6,8 @@ what it already owns), until one player is down to two trains or fewer and every
 last turn. Out: `{player colour: [track id, ...]}`.
 
 Rules kept: at most 45 trains per player; a player never takes both tracks of a double; with
-2 or 3 players only one track of each double may be used at all.
+2 or 3 players only one track of each double may be used at all (`scoring.game.check_game` on
+the game file agrees: the tests check it).
 """
 from __future__ import annotations
 
@@ -15,10 +16,7 @@ import heapq
 import numpy as np
 
 from scoring.board import Board, Track
-from vision.reading import PLAYER_COLORS
-
-TRAINS_PER_PLAYER = 45
-DOUBLES_CLOSED_UP_TO = 3  # players; the rulebook's double-route rule
+from scoring.rules import DOUBLES_CLOSED_UP_TO, PLAYER_COLORS, TRAINS_PER_PLAYER
 
 
 _DOUBLES: dict[int, tuple[Board, dict[int, int]]] = {}
@@ -42,31 +40,6 @@ def track_available(board: Board, track: Track, player: str, owner: dict[int, st
         if n_players <= DOUBLES_CLOSED_UP_TO or owner[other] == player:
             return False
     return True
-
-
-def is_legal(board: Board, claims: dict[str, list[int]]) -> list[str]:
-    """Problems with a position (empty when legal): train counts and the double-route rules."""
-    problems = []
-    n_players = len(claims)
-    seen: dict[int, str] = {}
-    for player, ids in claims.items():
-        if player not in PLAYER_COLORS:
-            problems.append(f"unknown player colour {player!r}")
-        trains = sum(board.tracks[i].length for i in ids)
-        if trains > TRAINS_PER_PLAYER:
-            problems.append(f"{player} uses {trains} trains")
-        for i in ids:
-            if i in seen:
-                problems.append(f"track {i} claimed by {seen[i]} and {player}")
-            seen[i] = player
-    for i, player in seen.items():
-        other = board.double_of(board.tracks[i])
-        if other is not None and other.id in seen and i < other.id:
-            if n_players <= DOUBLES_CLOSED_UP_TO:
-                problems.append(f"both tracks of double {i}/{other.id} used in a {n_players}-player game")
-            elif seen[other.id] == player:
-                problems.append(f"{player} owns both tracks of double {i}/{other.id}")
-    return problems
 
 
 class _Player:

@@ -13,6 +13,8 @@ import cv2
 import numpy as np
 
 from scoring.board import Board, load_board
+from scoring.game import Game, PlayerClaims
+from scoring.rules import TICKET_VALUES
 from vision.synth import board_art
 from vision.synth.board_art import BOARD_MM, N_LOOKS, BoardModel
 from vision.synth.camera import Camera, jpeg, photograph, random_camera
@@ -90,12 +92,10 @@ def truth_dict(board: Board, claims: dict[str, list[int]], corners_xy: np.ndarra
 
 
 def game_dict(board: Board, claims: dict[str, list[int]]) -> dict:
-    """The game file for `ttr tally`: each player's routes as [city, city, printed colour]."""
-    return {"variant": "classic",
-            "players": [{"color": player,
-                         "routes": [[board.tracks[i].a, board.tracks[i].b, board.tracks[i].color] for i in ids],
-                         "tickets": []}
-                        for player, ids in claims.items()]}
+    """The game file for `ttr tally`: each player's routes as [city, city, printed colour], no tickets."""
+    game = Game("classic", TICKET_VALUES[0],
+                tuple(PlayerClaims(player, tuple(ids), ()) for player, ids in claims.items()))
+    return game.to_dict(board)
 
 
 def render_photo(rng: np.random.Generator, claims: dict[str, list[int]], size_wh=(1600, 1200),

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from scoring.rules import ROUTE_POINTS
 from vision.synth.board_art import BoardModel, _space_frame
 
 # Player plastic (BGR), the centre of each game's variation.
@@ -173,7 +174,6 @@ def draw_cars(img: np.ndarray, px_per_mm: float, cars: list[Car], camera_mm: np.
     return img
 
 
-ROUTE_POINTS = {1: 1, 2: 2, 3: 4, 4: 7, 5: 10, 6: 15}
 MARKER_MM = (5.5, 4.0)  # radius, height of a score marker
 
 
