@@ -1,14 +1,16 @@
 """Fit the reader to a user's own board from photos of it EMPTY.
 
 In:  one or more photos of the empty board (any light, any angle the reader accepts).
-Out: `Calibration`: every space's empty colour (light-normalised median Lab of its inner part and
-     its spread), the median over the photos, saved as DIR/calibration.json; `load_calibration(DIR)`
-     reads it back for `read_board(..., calibration=...)`.
+Out: `Calibration`: for each photo, the empty board flattened and light-normalised (`EmptyView`:
+     the image and every space's colour), saved in DIR (calibration.json + empty_board_<i>.png);
+     `load_calibration(DIR)` reads it back for `read_board(..., calibration=...)`.
 
-Why it helps: printings differ (inks, paper, fading), and light normalisation against the paper
-brings every photo to one frame, so an empty space's colour measured once is what it looks like
-empty in any later photo. The reader compares each space with its own empty colour instead of the
-generic printed colour.
+Why it helps: printings differ (inks, paper, fading), and the reader then compares each space with
+what that very space looks like empty, pixel by pixel (after aligning the two boards on their map
+drawings), instead of with a generic printed colour. Light normalisation against the paper removes
+most of a light's colour, but not all (inks answer differently to a warm lamp and to daylight), so
+each photo is kept as its own view and the reader uses the one closest to the photo it reads:
+calibrating under the lights you play in helps most.
 """
 from __future__ import annotations
 
@@ -21,8 +23,9 @@ import numpy as np
 from scoring.errors import TtrError
 
 FILE_NAME = "calibration.json"
-BOARD_FILE = "empty_board.png"
-FORMAT = 1
+BOARD_FILE = "empty_board_{}.png"
+FORMAT = 2
+N_SPACES = 309
 
 
 class CalibrationError(TtrError):
@@ -30,101 +33,123 @@ class CalibrationError(TtrError):
 
 
 @dataclass(frozen=True)
+class EmptyView:
+    """One photo of the empty board."""
+
+    board_bgr: np.ndarray  # flattened at PX_PER_MM, light-normalised, aligned to the first view
+    lab: np.ndarray  # (309, 3) light-normalised Lab of each space's inner part
+    spread: np.ndarray  # (309, 3) inter-quartile range of the same pixels
+    photo: str = ""
+
+
+@dataclass(frozen=True)
 class Calibration:
-    empty_lab: np.ndarray  # (309, 3) light-normalised Lab of each space's inner part, board order
-    empty_spread: np.ndarray  # (309, 3) inter-quartile range of the same pixels
-    photos: tuple[str, ...] = ()
-    offsets_mm: np.ndarray | None = None  # (309, 2) small shift of each space from the template
-    board_bgr: np.ndarray | None = None  # the empty board, flattened at PX_PER_MM and light-normalised
+    views: tuple[EmptyView, ...]
+
+    def __post_init__(self):
+        if not self.views:
+            raise CalibrationError("a calibration needs at least one empty-board photo")
+        for v in self.views:
+            if v.lab.shape != (N_SPACES, 3) or v.spread.shape != (N_SPACES, 3):
+                raise CalibrationError(f"calibration does not fit this board ({N_SPACES} spaces expected)")
+
+    @property
+    def photos(self) -> tuple[str, ...]:
+        return tuple(v.photo for v in self.views)
+
+    @property
+    def empty_lab(self) -> np.ndarray:
+        """(309, 3) median over the views."""
+        return np.median(np.stack([v.lab for v in self.views]), axis=0)
+
+    def nearest_view(self, lab: np.ndarray) -> EmptyView:
+        """The view whose space colours are closest to `lab` (309, 3) of the photo being read.
+
+        Closeness is the 25th percentile of the per-space colour distances: the empty spaces of
+        a played board are the low end, so the cars do not sway the choice."""
+        scores = [np.percentile(np.linalg.norm(np.asarray(lab) - v.lab, axis=1), 25) for v in self.views]
+        return self.views[int(np.argmin(scores))]
 
     def to_dict(self) -> dict:
-        d = {"format": FORMAT, "photos": list(self.photos),
-             "empty_lab": np.round(self.empty_lab, 2).tolist(),
-             "empty_spread": np.round(self.empty_spread, 2).tolist()}
-        if self.offsets_mm is not None:
-            d["offsets_mm"] = np.round(self.offsets_mm, 2).tolist()
-        return d
+        return {"format": FORMAT, "spaces": N_SPACES,
+                "views": [{"photo": v.photo, "board": BOARD_FILE.format(i),
+                           "lab": np.round(v.lab, 2).tolist(), "spread": np.round(v.spread, 2).tolist()}
+                          for i, v in enumerate(self.views)]}
 
     def save(self, out_dir: str | Path) -> Path:
+        import cv2
+
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
+        for i, v in enumerate(self.views):
+            cv2.imwrite(str(out / BOARD_FILE.format(i)), v.board_bgr)
         p = out / FILE_NAME
         p.write_text(json.dumps(self.to_dict()) + "\n", encoding="utf-8")
-        if self.board_bgr is not None:
-            import cv2
-
-            cv2.imwrite(str(out / BOARD_FILE), self.board_bgr)
         return p
 
 
 def load_calibration(path: str | Path) -> Calibration:
-    """Read DIR/calibration.json (or the file itself)."""
+    """Read DIR/calibration.json (or the file itself) and its board images."""
+    import cv2
+
     p = Path(path)
     if p.is_dir():
         p = p / FILE_NAME
     try:
         d = json.loads(p.read_text(encoding="utf-8"))
-        lab = np.asarray(d["empty_lab"], dtype=float)
-        spread = np.asarray(d["empty_spread"], dtype=float)
-        off = np.asarray(d["offsets_mm"], dtype=float) if "offsets_mm" in d else None
+        views = []
+        for v in d["views"]:
+            img = cv2.imread(str(p.parent / Path(v["board"]).name), cv2.IMREAD_COLOR)
+            if img is None:
+                raise CalibrationError(f"calibration {p}: board image {v['board']} is missing or unreadable")
+            views.append(EmptyView(img, np.asarray(v["lab"], dtype=float), np.asarray(v["spread"], dtype=float),
+                                   str(v.get("photo", ""))))
     except FileNotFoundError:
         raise CalibrationError(f"no calibration at {path} (make one with `ttr calibrate`)") from None
     except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, ValueError) as e:
         raise CalibrationError(f"calibration {p} is malformed ({type(e).__name__})") from None
-    if lab.shape != (309, 3) or spread.shape != (309, 3) or (off is not None and off.shape != (309, 2)):
-        raise CalibrationError(f"calibration {p} does not fit this board (309 spaces expected)")
-    board = None
-    if (p.parent / BOARD_FILE).exists():
-        import cv2
-
-        board = cv2.imread(str(p.parent / BOARD_FILE), cv2.IMREAD_COLOR)
-    return Calibration(lab, spread, tuple(d.get("photos", ())), off, board)
+    return Calibration(tuple(views))
 
 
 def fit_calibration(photos: list[str], reader=None) -> tuple[Calibration, list[str]]:
-    """Measure every space on each empty-board photo and keep the median. Returns (calibration,
-    warnings). A photo that cannot be read raises its PhotoError/locator error."""
-    flats = [_flatten_photo(photo)[0] for photo in photos]
+    """Measure the empty board on each photo. Returns (calibration, warnings). A photo that cannot
+    be read raises its PhotoError / locator error (one line)."""
+    flats = [_flatten_photo(photo) for photo in photos]
     return fit_from_flattened(flats, [str(p) for p in photos], reader)
 
 
 def fit_from_flattened(flats: list[np.ndarray], names: list[str], reader=None) -> tuple[Calibration, list[str]]:
-    """The calibration of boards already flattened at PX_PER_MM (see `fit_calibration`)."""
+    """The calibration of empty boards already flattened at PX_PER_MM (see `fit_calibration`)."""
     from vision.read import PX_PER_MM, Reader
-    from vision.spaces import align_to_reference, normalise_light
+    from vision.spaces import CropGeometry, align_to_reference, crop_spaces, normalise_light
 
     reader = reader or Reader(calibration=None, use_classifier=False)
     quads_px = reader.quads_px(PX_PER_MM)
-    boards, warnings = [], []
+    views: list[EmptyView] = []
+    warnings: list[str] = []
     for flat, name in zip(flats, names):
         norm = normalise_light(flat, quads_px, PX_PER_MM)
-        if boards:
-            norm, score = align_to_reference(norm, boards[0], PX_PER_MM)
+        if views:
+            norm, score = align_to_reference(norm, views[0].board_bgr, PX_PER_MM)
             if score < 0.5:
-                warnings.append(f"{name}: does not match the first photo's board well (ECC {score:.2f})")
-        boards.append(norm)
+                warnings.append(f"{name}: does not line up with the first photo's board (match {score:.2f})")
+        sp = crop_spaces(norm, quads_px, PX_PER_MM, CropGeometry(), reader.track_ids, reader.index)
         ev = reader.evidence(flat)
         # A calibration photo should be empty: say so if it looks played.
         claimed = int((ev.probs[:, 0] < 0.5).sum())
         if claimed > 30:
             warnings.append(f"{name}: {claimed} spaces do not look empty; is the board empty?")
-    board = np.median(np.stack(boards), axis=0).astype(np.uint8) if len(boards) > 1 else boards[0]
-    from vision.spaces import CropGeometry, crop_spaces
-
-    sp = crop_spaces(board, quads_px, PX_PER_MM, CropGeometry(), reader.track_ids, reader.index)
-    return Calibration(sp.lab, sp.lab_spread, tuple(names), None, board), warnings
+        views.append(EmptyView(norm, sp.lab.astype(float), sp.lab_spread.astype(float), name))
+    return Calibration(tuple(views)), warnings
 
 
-def _flatten_photo(path: str):
+def _flatten_photo(path: str) -> np.ndarray:
     from vision.image_io import load_photo, read_header
     from vision.locate import locate_board
-    from vision.read import PX_PER_MM
+    from vision.read import PX_PER_MM, decode_reduction
     from vision.rectify import flatten
 
     w, h = read_header(path).size_wh
-    reduce = 1
-    while max(w, h) / (reduce * 2) >= 2000 and reduce < 8:
-        reduce *= 2
-    img = load_photo(path, reduce=reduce)
+    img = load_photo(path, reduce=decode_reduction(w, h))
     loc = locate_board(img)
-    return flatten(img, loc.corners_xy, px_per_mm=PX_PER_MM), loc
+    return flatten(img, loc.corners_xy, px_per_mm=PX_PER_MM)

@@ -92,21 +92,28 @@ def test_alignment_undoes_a_small_shift_and_change_sees_a_new_object():
     assert change_features(with_car, ref, q[None])[0, 0] > 40
 
 
-def test_calibration_round_trip(tmp_path):
-    from calibration.fit import Calibration, CalibrationError, load_calibration
+def test_calibration_round_trip_and_nearest_view(tmp_path):
+    from calibration.fit import Calibration, CalibrationError, EmptyView, load_calibration
 
     rng = np.random.default_rng(0)
-    board = rng.integers(0, 255, (int(525 * PPM), int(795 * PPM), 3), dtype=np.uint8)
-    cal = Calibration(rng.uniform(0, 255, (309, 3)), rng.uniform(0, 20, (309, 3)), ("a.jpg",), None, board)
+    views = []
+    for k in range(2):
+        board = rng.integers(0, 255, (int(525 * PPM), int(795 * PPM), 3), dtype=np.uint8)
+        views.append(EmptyView(board, rng.uniform(0, 255, (309, 3)), rng.uniform(0, 20, (309, 3)), f"{k}.jpg"))
+    cal = Calibration(tuple(views))
     cal.save(tmp_path / "cal")
     back = load_calibration(tmp_path / "cal")
-    assert np.allclose(back.empty_lab, cal.empty_lab, atol=0.01)
-    assert np.array_equal(back.board_bgr, board)
-    assert back.photos == ("a.jpg",)
+    assert back.photos == ("0.jpg", "1.jpg")
+    for a, b in zip(back.views, cal.views):
+        assert np.allclose(a.lab, b.lab, atol=0.01) and np.array_equal(a.board_bgr, b.board_bgr)
+    # The view nearest a photo's colours is chosen, even with a third of its spaces covered.
+    seen = views[1].lab.copy()
+    seen[:100] = 0
+    assert back.nearest_view(seen).photo == "1.jpg"
     with pytest.raises(CalibrationError):
         load_calibration(tmp_path / "nothing")
     (tmp_path / "bad").mkdir()
-    (tmp_path / "bad" / "calibration.json").write_text('{"empty_lab": [[1, 2, 3]], "empty_spread": []}')
+    (tmp_path / "bad" / "calibration.json").write_text('{"views": [{"board": "x.png", "lab": [[1, 2, 3]]}]}')
     with pytest.raises(CalibrationError):
         load_calibration(tmp_path / "bad")
 

@@ -84,17 +84,28 @@ class SpaceClassifier:
         self.session = ort.InferenceSession(str(onnx_path), so, providers=["CPUExecutionProvider"])
         self.input_name = self.session.get_inputs()[0].name
         self.config = config
-        # The model's class order -> SPACE_CLASSES order.
-        self._order = np.array([config.classes.index(c) for c in SPACE_CLASSES])
+        self.occupancy = set(config.classes) == {"car", "empty"}
+        # The model's class order -> SPACE_CLASSES order (an occupancy model: empty, then car).
+        names = ("empty", "car") if self.occupancy else SPACE_CLASSES
+        self._order = np.array([config.classes.index(c) for c in names])
 
     def predict(self, patches_bgr: np.ndarray) -> np.ndarray:
-        """(N, 6) class probabilities in SPACE_CLASSES order for (N, S, S, 3) BGR uint8 patches."""
+        """Class probabilities for (N, S, S, 3) BGR uint8 patches: (N, 2) P(empty), P(car) for an
+        occupancy model, else (N, 6) in SPACE_CLASSES order."""
         s = self.config.imgsz
         if patches_bgr.shape[1:3] != (s, s):
             raise ValueError(f"patches are {patches_bgr.shape[1:3]}, the model wants {s}x{s}")
         x = patches_bgr[..., ::-1].transpose(0, 3, 1, 2).astype(np.float32) / 255.0
         probs = self.session.run(None, {self.input_name: np.ascontiguousarray(x)})[0]
         return probs[:, self._order]
+
+    def loglik(self, probs: np.ndarray, floor: float = 1e-4) -> np.ndarray:
+        """(N, 6) log-likelihoods over SPACE_CLASSES from `predict`'s output; an occupancy model
+        gives every car colour the same P(car) (it says whether, not which)."""
+        p = np.log(np.clip(probs, floor, 1.0))
+        if self.occupancy:
+            return np.concatenate([p[:, :1], np.repeat(p[:, 1:2], len(SPACE_CLASSES) - 1, axis=1)], axis=1)
+        return p
 
 
 @lru_cache(maxsize=2)
@@ -196,9 +207,9 @@ class ColourModel:
         return ll
 
 
-CHANGE_MID = 16.0  # median Lab distance from the empty reference where car and empty are equally likely
-CHANGE_SCALE = 4.0
-CHANGE_CLIP = 6.0
+CHANGE_MID = 7.0  # median Lab distance from the empty reference where car and empty are equally likely
+CHANGE_SCALE = 2.5
+CHANGE_CLIP = 4.0
 
 
 def change_loglik(change: np.ndarray) -> np.ndarray:

@@ -39,7 +39,7 @@ class SpaceEvidence:
     lab_spread: np.ndarray
     loglik: np.ndarray  # (309, 6) fused
     probs: np.ndarray  # (309, 6) per-space probabilities (normalised fused likelihood)
-    classifier_probs: np.ndarray | None
+    classifier_probs: np.ndarray | None  # (309, 2) P(empty), P(car) or (309, 6), see SpaceClassifier
 
 
 class Reader:
@@ -57,8 +57,6 @@ class Reader:
                          if self.classifier else CropGeometry())
         self.decide_cfg = decide_cfg
         quads, tids, idx = self.template.all_spaces()
-        if calibration is not None and getattr(calibration, "offsets_mm", None) is not None:
-            quads = quads + np.asarray(calibration.offsets_mm)[:, None, :]
         self.quads_mm, self.track_ids, self.index = quads, tids, idx
         self.printed = [self.board.tracks[t].color for t in tids]
         self.colour = ColourModel()
@@ -72,24 +70,25 @@ class Reader:
     def evidence(self, flattened: np.ndarray, px_per_mm: float = PX_PER_MM) -> SpaceEvidence:
         quads_px = self.quads_px(px_per_mm)
         norm = normalise_light(flattened, quads_px, px_per_mm)
-        cal = self.calibration
-        change = None
-        if cal is not None and cal.board_bgr is not None and px_per_mm == PX_PER_MM \
-                and cal.board_bgr.shape == norm.shape:
-            norm, score = align_to_reference(norm, cal.board_bgr, px_per_mm)
-            if score > 0:
-                change = change_features(norm, cal.board_bgr, quads_px)
         sp = crop_spaces(norm, quads_px, px_per_mm, self.geometry, self.track_ids, self.index)
         ref = None
-        if cal is not None:
-            ref = EmptyReference(cal.empty_lab, cal.empty_spread, "calibration")
+        change = None
+        if self.calibration is not None and px_per_mm == PX_PER_MM:
+            view = self.calibration.nearest_view(sp.lab)
+            if view.board_bgr.shape == norm.shape:
+                aligned, score = align_to_reference(norm, view.board_bgr, px_per_mm)
+                if score > 0:
+                    norm = aligned
+                    change = change_features(norm, view.board_bgr, quads_px)
+                    sp = crop_spaces(norm, quads_px, px_per_mm, self.geometry, self.track_ids, self.index)
+            ref = EmptyReference(view.lab, view.spread, "calibration")
         parts = [(self.colour.loglik(sp.lab, self.printed, self.track_ids, ref), W_COLOUR)]
         if change is not None:
             parts.append((change_loglik(change), W_CHANGE))
         cprobs = None
         if self.classifier is not None:
             cprobs = self.classifier.predict(sp.patches)
-            parts.append((np.log(np.clip(cprobs, CLASSIFIER_FLOOR, 1.0)), W_CLASSIFIER))
+            parts.append((self.classifier.loglik(cprobs, CLASSIFIER_FLOOR), W_CLASSIFIER))
         ll = fuse(parts)
         p = np.exp(ll - ll.max(axis=1, keepdims=True))
         p /= p.sum(axis=1, keepdims=True)
@@ -142,13 +141,18 @@ class Reader:
 
         t0 = time.perf_counter()
         w, h = read_header(path).size_wh
-        reduce = 1
-        # The board is flattened to ~1600 px wide, so ~2000 px of photo is all it needs.
-        while max(w, h) / (reduce * 2) >= 2000 and reduce < 8:
-            reduce *= 2
-        img = load_photo(path, reduce=reduce)
+        img = load_photo(path, reduce=decode_reduction(w, h))
         scale = w / img.shape[1]
         return self.read(img, image_name=str(path), t_start=t0, scale_to_photo=scale)
+
+
+def decode_reduction(width: int, height: int) -> int:
+    """JPEG decode reduction (1, 2, 4, 8) for a photo: the board is flattened to ~1600 px wide, so
+    ~2000 px of photo is all the reader needs."""
+    reduce = 1
+    while max(width, height) / (reduce * 2) >= 2000 and reduce < 8:
+        reduce *= 2
+    return reduce
 
 
 def read_board(image_bgr: np.ndarray, calibration=None, image_name: str = "") -> Reading:

@@ -229,13 +229,49 @@ def change_features(board_norm: np.ndarray, reference_norm: np.ndarray, quads_px
         return cv2.cvtColor(px, cv2.COLOR_BGR2LAB).reshape(yy.shape + (3,)).astype(np.float32)
 
     ref = lab_at(reference_norm, ys, xs)
+    toward_white = np.array([255.0, 128.0, 128.0], np.float32) - ref
+    white_norm2 = np.maximum((toward_white ** 2).sum(-1), 1.0)
     m = ys.shape[1]
     best = np.full((len(c), 2), np.inf, np.float32)
     for dy in range(-shift_px, shift_px + 1):
         for dx in range(-shift_px, shift_px + 1):
-            d = np.sort(np.linalg.norm(lab_at(board_norm, ys + dy, xs + dx) - ref, axis=-1), axis=1)
+            diff = lab_at(board_norm, ys + dy, xs + dx) - ref
+            # Glare mixes the printed colour with the light's white: take that part out (only
+            # towards white, never darker), since a glossy print catches it and stays a print.
+            alpha = np.clip((diff * toward_white).sum(-1) / white_norm2, 0.0, 1.0)
+            d = np.sort(np.linalg.norm(diff - alpha[..., None] * toward_white, axis=-1), axis=1)
             q = d[:, [m // 2, (3 * m) // 4]]
             better = q[:, 0] < best[:, 0]
             best[better] = q[better]
     return best
 
+
+
+def structure_change(board_norm: np.ndarray, reference_norm: np.ndarray, quads_px: np.ndarray,
+                     extent: tuple[float, float] = (1.0, 1.2), shift_px: int = 2) -> np.ndarray:
+    """(N,) 1 - the best normalised cross-correlation (over shifts up to `shift_px`) between each
+    space's grey pattern and its empty reference's, over the whole printed space and its frame.
+
+    Insensitive to light added or taken away (glare, shade): it compares the printed frame and
+    emblem, which a car hides, not the brightness."""
+    c, axis, length, width = space_frames(quads_px)
+    gray_b = cv2.cvtColor(board_norm, cv2.COLOR_BGR2GRAY).astype(np.float32)
+    gray_r = cv2.cvtColor(reference_norm, cv2.COLOR_BGR2GRAY).astype(np.float32)
+    gl = np.linspace(-0.5, 0.5, 19)[None, :, None, None] * (length * extent[0])[:, None, None, None]
+    gw = np.linspace(-0.5, 0.5, 9)[None, None, :, None] * (width * extent[1])[:, None, None, None]
+    nrm = np.stack([-axis[:, 1], axis[:, 0]], axis=1)
+    pts = c[:, None, None, :] + gl * axis[:, None, None, :] + gw * nrm[:, None, None, :]
+    h, w = gray_b.shape
+    xs = np.clip(np.round(pts[..., 0]).astype(int), shift_px, w - 1 - shift_px).reshape(len(c), -1)
+    ys = np.clip(np.round(pts[..., 1]).astype(int), shift_px, h - 1 - shift_px).reshape(len(c), -1)
+
+    def z(v):
+        v = v - v.mean(axis=1, keepdims=True)
+        return v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-3)
+
+    ref = z(gray_r[ys, xs])
+    best = np.full(len(c), -1.0, np.float32)
+    for dy in range(-shift_px, shift_px + 1):
+        for dx in range(-shift_px, shift_px + 1):
+            best = np.maximum(best, (z(gray_b[ys + dy, xs + dx]) * ref).sum(axis=1))
+    return 1.0 - best
