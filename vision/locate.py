@@ -34,7 +34,7 @@ WORK_SIDE = 1000  # long side of the image the search runs on, pixels
 BAND_MM = 24.5  # width of the score-track band
 CORNER_SKIP = 0.07  # fraction of each side left out at both ends (light corner medallions)
 MIN_QUALITY = 0.15  # a board's worst side agrees at least this well (0..1.25)
-GOOD_QUALITY = 0.7  # a fit this clean ends the search
+GOOD_QUALITY = 0.5  # a fit this clean ends the search
 MIN_DOT_SCORE = 0.01  # mean city-dot response at the best orientation, at least
 CUT_OFF_MESSAGE = ("the board is cut off by the photo's edge: take the photo again with the whole "
                    "board in the frame")
@@ -136,15 +136,16 @@ def border_mask(image_bgr: np.ndarray, level: str = "strict") -> np.ndarray:
     return mask.astype(np.uint8)
 
 
-def _coarse_quads(small: np.ndarray) -> list[np.ndarray]:
-    """Candidate board quadrilaterals (4, 2) in `small`'s pixels, clockwise on screen."""
-    quads: list[np.ndarray] = []
+def _coarse_quads(small: np.ndarray):
+    """Candidate board quadrilaterals (4, 2) in `small`'s pixels, clockwise on screen, likeliest
+    first (a generator: the search stops at the first clean fit)."""
+    seen: list[np.ndarray] = []
     smooth = cv2.blur(small, (3, 3))  # sensor noise would speckle the colour masks
     for level in ("strict", "tight", "loose"):
         for q in _quads_from_mask(border_mask(smooth, level)):
-            if not any(np.allclose(q, p, atol=4) for p in quads):
-                quads.append(q)
-    return quads
+            if not any(np.allclose(q, p, atol=4) for p in seen):
+                seen.append(q)
+                yield q
 
 
 def _quads_from_mask(mask: np.ndarray) -> list[np.ndarray]:
@@ -213,7 +214,7 @@ def _hough_quad(outlines: list[np.ndarray], size_wh) -> np.ndarray | None:
     pts = np.column_stack(np.nonzero(edges)[::-1]).astype(np.float64)
     if len(pts) < 50:
         return None
-    lines = cv2.HoughLines(edges, 1, np.pi / 360, max(20, int(0.1 * min(w, h))))
+    lines = cv2.HoughLines(edges, 1, np.pi / 240, max(20, int(0.1 * min(w, h))))
     if lines is None or len(lines) < 4:
         return None
     diag = float(np.hypot(w, h))

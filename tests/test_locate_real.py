@@ -1,0 +1,68 @@
+"""The locator on the real development photos (skipped when ../shared is absent).
+
+Bar from the issue: mean corner error within 0.5 % of the board diagonal, orientation always right.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+DEV = Path(__file__).resolve().parents[2] / "shared" / "real" / "dev"
+
+pytestmark = pytest.mark.skipif(not (DEV / "gt").is_dir(), reason="real dev photos (../shared) not present")
+
+
+def _cases():
+    if not (DEV / "gt").is_dir():
+        return []
+    return sorted(p.stem for p in (DEV / "gt").glob("*.json"))
+
+
+@pytest.fixture(scope="module")
+def results():
+    from vision.image_io import load_photo
+    from vision.locate import locate_board
+
+    out = {}
+    for name in _cases():
+        truth = json.loads((DEV / "gt" / f"{name}.json").read_text())
+        img = load_photo(DEV / truth["photo"])
+        loc = locate_board(img)
+        t = np.asarray(truth["corners"], float)
+        diag = 0.5 * (np.linalg.norm(t[0] - t[2]) + np.linalg.norm(t[1] - t[3]))
+        err = np.linalg.norm(loc.corners_xy - t, axis=1) / diag * 100
+        out[name] = (err, loc)
+    return out
+
+
+@pytest.mark.parametrize("name", _cases())
+def test_each_dev_photo(results, name):
+    err, loc = results[name]
+    assert err.max() < 1.0, f"{name}: corner errors {np.round(err, 2)} % of diagonal"
+    assert loc.orientation == 0  # every dev photo shows the board upright
+
+
+def test_mean_corner_error_within_bar(results):
+    mean = float(np.mean([e.mean() for e, _ in results.values()]))
+    assert mean <= 0.5
+
+
+def test_turned_photo_keeps_board_order(results):
+    """A dev photo turned a quarter: the same physical corners, in the board's order."""
+    import cv2
+
+    from vision.image_io import load_photo
+    from vision.locate import locate_board
+
+    truth = json.loads((DEV / "gt" / "IMG_4134_small.json").read_text())
+    img = cv2.rotate(load_photo(DEV / truth["photo"]), cv2.ROTATE_90_CLOCKWISE)
+    h = img.shape[1]  # height of the original
+    t = np.asarray(truth["corners"], float)
+    turned = np.column_stack([h - 1 - t[:, 1], t[:, 0]])
+    loc = locate_board(img)
+    assert loc.orientation == 90
+    diag = np.linalg.norm(turned[0] - turned[2])
+    assert np.linalg.norm(loc.corners_xy - turned, axis=1).mean() / diag * 100 < 0.5
