@@ -1,7 +1,7 @@
 """`ttr template`: measure the board template from a flattened empty board, or draw it over a photo.
 
     ttr template measure FLATTENED_EMPTY.jpg --out FILE.json [--report]
-    ttr template overlay FLATTENED.jpg [--template FILE] --out OVERLAY.png
+    ttr template overlay FLATTENED.jpg [--template FILE] --out OVERLAY.png [--check]
 
 A flattened photo is the board warped to its outer corners (any size with the board's 795:525
 proportions, e.g. 1500 x 990). OpenCV is imported inside `run` so `ttr --help` stays fast.
@@ -24,6 +24,8 @@ def add_arguments(parser):
     o.add_argument("--template", help="template JSON file (default: the packaged USA template)")
     o.add_argument("--out", required=True, help="PNG/JPEG file to write")
     o.add_argument("--no-labels", action="store_true", help="leave out track ids and score numbers")
+    o.add_argument("--check", action="store_true",
+                   help="also detect the printed spaces in the photo and report how far the template lies from them")
 
 
 def _read_image(path: str):
@@ -58,9 +60,11 @@ def run(args) -> int:
         if args.debug:
             _write_image(args.debug, draw_measurement(image, result))
         return 0
-    from calibration.measure import draw_template
+    from calibration.measure import check_alignment, draw_template
 
     template = load_template(args.template)
     _write_image(args.out, draw_template(image, template, labels=not args.no_labels))
     print(f"wrote {args.out}")
+    if args.check:
+        print(check_alignment(image, template).summary())
     return 0

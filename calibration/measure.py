@@ -6,17 +6,23 @@ Out: a `MeasuredTemplate`: the `Template` in millimetres plus what was found and
 
 How (each step a function below):
 1. `find_space_candidates`: printed spaces are rectangles of one colour inside a dark outline.
-   Two detectors, merged: (a) colour segmentation (nearest printed colour in Lab, outlines cut
-   away with a black-hat filter) -> connected components -> `minAreaRect`; (b) the light inside of
-   an outlined rectangle (adaptive threshold, components of the not-dark pixels) -> `minAreaRect`,
-   which is what finds gray and white spaces. Components that are the size of a space are kept.
+   Four detectors, merged: (a) colour segmentation (nearest printed colour in Lab, outlines cut
+   away with a black-hat filter); (b) the light inside of an outlined rectangle (adaptive
+   threshold); (b') the thin light panel inside a gray space's bevelled frame; (c) outlined
+   rectangles with their insides filled; (d) gray frames (neutral pixels darker than their
+   surroundings) with their holes filled. Each gives connected
+   components -> `minAreaRect`; those of a space's size are kept, and straight bars of k spaces
+   run together are cut into k.
 2. `find_cities`: the city dot near each city's approximate place (board facts), by circle fit.
 3. `assign_tracks`: for every track, the chain of candidates that runs from its city a to its
-   city b with the right number of spaces, of the right colour, each the next one along (a space
-   length apart, side by side along their long axes). A space no detector found is put in the
-   gap the chain leaves ("guessed"). Double routes of one colour take two disjoint chains.
-4. `find_score_cells`: the 96 red numbered cells in the border (components of the border's red)
-   and the four round corner cells, numbered around the board from 0 at the bottom-left.
+   city b with the right number of spaces, of the right colour, each the next one along (about a
+   space length further, in line with both spaces' long axes): a beam search per track, then the
+   most confident tracks take their spaces first. One-colour doubles take two disjoint lanes.
+4. `_refine_chain`: every space is moved onto its printed outline (`outline_map`, a black-hat
+   map of dark lines) by a small search; a space no detector found is tracked on from its
+   settled neighbour (bends up to 80 degrees), or, for a track with nothing found, from a city.
+5. `find_score_cells`: the red score band along each edge; corners where bands cross; along each
+   band the comb of 19 or 29 equally spaced cells that best fits the red cells and dark gaps.
 Fixes the tool cannot make itself live in `OVERRIDES` below, each with its reason.
 """
 from __future__ import annotations
@@ -588,77 +594,67 @@ def refine_space(maps: _Maps, center, axis, long_mm: float, short_mm: float,
 # ----------------------------------------------------------------------------------------------
 def find_score_cells(board_bgr: np.ndarray, board: Board) -> tuple[np.ndarray, list[str]]:
     """Centres (100, 2) mm of score cells 0..99. 0 is the round bottom-left corner, 20 top-left,
-    50 top-right, 70 bottom-right; the numbered red cells run between them."""
+    50 top-right, 70 bottom-right; 19, 29, 19 and 29 numbered red cells run between them.
+
+    The red cells make a band along each edge: its middle line (from how red each distance from
+    the edge is) gives the corners where two bands cross; along each band the cells repeat at one
+    pitch, found as the comb of that many teeth that best lands on red and between cells on the
+    darker gaps."""
     import cv2
 
     s = PX_PER_MM
-    W, H = board.board_mm
-    notes = []
+    W, H = (float(v) for v in board.board_mm)
     lab = cv2.cvtColor(cv2.GaussianBlur(board_bgr, (5, 5), 0), cv2.COLOR_BGR2LAB).astype(np.float32)
-    band = 24.0  # mm: the border is about 20 mm wide
-    border = np.zeros(lab.shape[:2], bool)
-    b = int(band * s)
-    border[:b, :] = border[-b:, :] = True
-    border[:, :b] = border[:, -b:] = True
-    # Cell red: clearly red (a high) and darker than the map.
-    red = (lab[..., 1] > 145) & (lab[..., 0] < 150) & border
-    red = cv2.morphologyEx(red.astype(np.uint8), cv2.MORPH_OPEN, np.ones((5, 5), np.uint8))
-    # Fill the numbers inside the cells.
-    cs, _ = cv2.findContours(red, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-    filled = np.zeros_like(red)
-    cv2.drawContours(filled, cs, -1, 1, -1)
-    n, lbl, stats, cents = cv2.connectedComponentsWithStats(filled, connectivity=4)
-    cell_mm = []
-    for i in range(1, n):
-        x, y, w, h, area = stats[i]
-        wm, hm = w / s, h / s
-        if 10 <= wm <= 24 and 10 <= hm <= 24 and area / (w * h) > 0.6:
-            cell_mm.append(cents[i] / s)
-    cell_mm = np.array(cell_mm).reshape(-1, 2)
-    m = band / 2
-    corners = {0: (m, H - m), 20: (m, m), 50: (W - m, m), 70: (W - m, H - m)}
+    red = np.clip(lab[..., 1] - 136.0, 0, 20)
+    notes: list[str] = []
+
+    def sample(points_mm):
+        p = np.round(np.asarray(points_mm) * s).astype(int)
+        return red[np.clip(p[..., 1], 0, red.shape[0] - 1), np.clip(p[..., 0], 0, red.shape[1] - 1)]
+
+    depth = np.arange(0.0, 30.0, 0.25)
+    # Band middle lines: distance from the left, top, right and bottom edge.
+    def band_depth(edge_point, inward, along, length):
+        t = np.linspace(0.15 * length, 0.85 * length, 200)
+        pts = edge_point + t[:, None, None] * along + depth[None, :, None] * inward
+        prof = sample(pts).mean(axis=0)
+        half = prof >= prof.max() / 2
+        return float((depth[half] * prof[half]).sum() / prof[half].sum())
+
+    left = band_depth(np.array([0, 0]), np.array([1, 0]), np.array([0, 1]), H)
+    top = band_depth(np.array([0, 0]), np.array([0, 1]), np.array([1, 0]), W)
+    right = band_depth(np.array([W, 0]), np.array([-1, 0]), np.array([0, 1]), H)
+    bottom = band_depth(np.array([0, H]), np.array([0, -1]), np.array([1, 0]), W)
     cells = np.full((100, 2), np.nan)
-    for k, p in corners.items():
-        cells[k] = _corner_cell(lab, np.array(p), s)
-    sides = [  # (first, count, which cells, sort key, start corner, end corner)
-        (1, 19, cell_mm[:, 0] < band, lambda p: -p[:, 1], 0, 20),
-        (21, 29, cell_mm[:, 1] < band, lambda p: p[:, 0], 20, 50),
-        (51, 19, cell_mm[:, 0] > W - band, lambda p: p[:, 1], 50, 70),
-        (71, 29, cell_mm[:, 1] > H - band, lambda p: -p[:, 0], 70, 0),
-    ]
-    for first, count, sel, key, c0, c1 in sides:
-        pts = cell_mm[sel]
-        pts = pts[np.argsort(key(pts))]
-        # Drop anything beyond the two corner cells.
+    cells[0] = (left, H - bottom)
+    cells[20] = (left, top)
+    cells[50] = (W - right, top)
+    cells[70] = (W - right, H - bottom)
+    for first, count, c0, c1 in ((1, 19, 0, 20), (21, 29, 20, 50), (51, 19, 50, 70), (71, 29, 70, 0)):
         a, z = cells[c0], cells[c1]
-        u = (z - a) / np.hypot(*(z - a))
-        t = (pts - a) @ u
-        pts = pts[(t > 8) & (t < np.hypot(*(z - a)) - 8)]
-        if len(pts) == count:
-            cells[first:first + count] = pts
+        span = float(np.hypot(*(z - a)))
+        u = (z - a) / span
+        nrm = np.array([-u[1], u[0]])
+        t = np.arange(0, span, 0.25)
+        prof = np.mean([sample(a + t[:, None] * u + off * nrm) for off in np.linspace(-4, 4, 9)], axis=0)
+        prof = np.convolve(prof, np.ones(9) / 9, mode="same")
+        best = None
+        pitch0 = span / (count + 1.6)
+        for pitch in np.arange(0.85 * pitch0, 1.15 * pitch0, 0.05):
+            lo, hi = 0.6 * pitch, span - 0.6 * pitch - (count - 1) * pitch
+            for t0 in np.arange(lo, hi, 0.25):
+                teeth = t0 + pitch * np.arange(count)
+                gaps = teeth[:-1] + pitch / 2
+                score = np.interp(teeth, t, prof).mean() - np.interp(gaps, t, prof).mean()
+                if best is None or score > best[0]:
+                    best = (score, t0, pitch)
+        if best is None:
+            notes.append(f"score cells {first}..{first + count - 1}: no fit, spaced evenly between the corners")
+            teeth = span * np.arange(1, count + 1) / (count + 1)
         else:
-            notes.append(f"score cells {first}..{first + count - 1}: found {len(pts)} of {count}, "
-                         "spaced evenly between the corners instead")
-            for k in range(count):
-                cells[first + k] = a + (z - a) * (k + 1) / (count + 1)
+            teeth = best[1] + best[2] * np.arange(count)
+        cells[first:first + count] = a + teeth[:, None] * u
     return cells, notes
-
-
-def _corner_cell(lab: np.ndarray, guess_mm: np.ndarray, s: float) -> np.ndarray:
-    """Centre of a round corner cell: the light, low-colour blob near its corner."""
-    import cv2
-
-    r = int(14 * s)
-    cx, cy = (guess_mm * s).astype(int)
-    x0, y0 = max(cx - r, 0), max(cy - r, 0)
-    roi = lab[y0:cy + r, x0:cx + r]
-    light = (roi[..., 0] > 150) & (np.abs(roi[..., 1] - 128) < 12)
-    light = cv2.morphologyEx(light.astype(np.uint8), cv2.MORPH_OPEN, np.ones((5, 5), np.uint8))
-    n, lbl, stats, cents = cv2.connectedComponentsWithStats(light)
-    if n <= 1:
-        return guess_mm
-    i = 1 + int(np.argmax(stats[1:, 4]))
-    return (cents[i] + [x0, y0]) / s
 
 
 # ----------------------------------------------------------------------------------------------
@@ -671,17 +667,19 @@ def _quad(center, axis, long_mm, short_mm) -> np.ndarray:
     return np.array([c - hl - hs, c + hl - hs, c + hl + hs, c - hl + hs])
 
 
-def _refine_chain(maps: _Maps, ch: _Chain, A, B, long_mm: float, short_mm: float, want_lab):
+def _refine_chain(maps: _Maps, ch: _Chain, exact: list[bool], A, B, long_mm: float, short_mm: float, want_lab):
     """Every space of a chain moved onto its printed outline. Found spaces move a little. A placed
-    space next to a settled one is searched for beyond it (any bend up to 45 degrees, any gap up
+    space next to a settled one is searched for beyond it (any bend up to 80 degrees, any gap up
     to 4 mm), so tracks that bend where a detector missed a space still follow the print."""
     centers = [np.asarray(c, float) for c in ch.centers]
     axes = [np.asarray(u, float) for u in ch.axes]
     n = len(centers)
     settled = [p >= 0 for p in ch.picks]
     for k in range(n):
-        if settled[k]:
-            centers[k], axes[k] = _settle(maps, centers[k], axes[k], long_mm, short_mm, (1.5, 1.0, 4.0))
+        # A whole coloured face found by segmentation is the printed space: keep it. Other
+        # detections (insides, frames, bars cut in k) are nudged onto the outline.
+        if settled[k] and not exact[k]:
+            centers[k], axes[k] = _settle(maps, centers[k], axes[k], long_mm, short_mm, (1.5, 1.0, 2.0))
     while not all(settled):
         progress = False
         for k in range(n):
@@ -706,8 +704,20 @@ def _refine_chain(maps: _Maps, ch: _Chain, A, B, long_mm: float, short_mm: float
 
 
 def _track_from_city(maps: _Maps, A, B, n: int, long_mm: float, short_mm: float, want_lab):
-    """A track no detector found: its first space is the best outline fit a little way out of
-    city A towards B, and each next one is tracked on from there."""
+    """A track no detector found: tracked from either city (the first space the best outline fit
+    a little way out towards the other city, each next one tracked on), whichever fits better."""
+    best = None
+    for start, end, backwards in ((A, B, False), (B, A, True)):
+        centers, axes = _track_one_way(maps, start, end, n, long_mm, short_mm, want_lab)
+        fit = float(_outline_scores(maps, np.array(centers), np.array(axes), long_mm, short_mm, want_lab).sum())
+        if backwards:
+            centers, axes = centers[::-1], [-u for u in axes[::-1]]
+        if best is None or fit > best[0]:
+            best = (fit, centers, axes)
+    return best[1], best[2]
+
+
+def _track_one_way(maps: _Maps, A, B, n: int, long_mm: float, short_mm: float, want_lab):
     AB = B - A
     base = np.arctan2(AB[1], AB[0])
     hc, hu, prior = [], [], []
@@ -737,11 +747,12 @@ def _settle(maps, c, u, long_mm, short_mm, reach, want_lab=None):
 
 def _track_next(maps, c, u, long_mm: float, short_mm: float, want_lab):
     """The space after the one at centre c (axis u pointing onwards): best outline fit among
-    spaces that start 0.5..4 mm beyond its end, turned by up to 45 degrees either way."""
+    spaces that start 0.5..4 mm beyond its end, turned by up to 80 degrees either way (Raleigh-
+    Charleston bends by about 70)."""
     nrm = np.array([-u[1], u[0]])
     end = c + u * long_mm / 2
     hyps_c, hyps_u, prior = [], [], []
-    for turn in np.deg2rad(np.arange(-45, 45.1, 3)):
+    for turn in np.deg2rad(np.arange(-80, 80.1, 3)):
         v = np.array([np.cos(turn) * u[0] - np.sin(turn) * u[1], np.sin(turn) * u[0] + np.cos(turn) * u[1]])
         # A bend pivots about a corner of the two spaces, so the new space's near end may sit up
         # to half a width to either side.
@@ -750,7 +761,7 @@ def _track_next(maps, c, u, long_mm: float, short_mm: float, want_lab):
                 hyps_c.append(end + nrm * shift + v * (gap + long_mm / 2))
                 hyps_u.append(v)
                 # Most tracks run straight or gently curved: bends and offsets must earn their place.
-                prior.append(0.15 * abs(turn) / np.deg2rad(45) + 0.02 * abs(shift))
+                prior.append(0.1 * abs(turn) / np.deg2rad(45) + 0.02 * abs(shift))
     hc, hu = np.array(hyps_c), np.array(hyps_u)
     score = _outline_scores(maps, hc, hu, long_mm, short_mm, want_lab) - np.array(prior)
     best = int(np.argmax(score))
@@ -789,7 +800,8 @@ def measure_template(image: np.ndarray, board: Board | None = None) -> MeasuredT
     tracks, guessed = [], []
     for t in board.tracks:
         ch = chains[t.id]
-        centers, axes = _refine_chain(maps, ch, cities[t.a], cities[t.b], long_mm, short_mm, space_lab[t.color])
+        exact = [p >= 0 and bool(cand.by_colour[p]) for p in ch.picks]
+        centers, axes = _refine_chain(maps, ch, exact, cities[t.a], cities[t.b], long_mm, short_mm, space_lab[t.color])
         quads, colours = [], []
         for k, (c, u) in enumerate(zip(centers, axes)):
             if (t.id, k) in OVERRIDES:
@@ -815,6 +827,50 @@ def measure_template(image: np.ndarray, board: Board | None = None) -> MeasuredT
 
 
 # ----------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Alignment:
+    """How far each template space lies from a printed rectangle detected in a photo."""
+
+    offset_mm: np.ndarray  # (309,) centre distance to the matched detection, NaN where none matched
+    turn_deg: np.ndarray  # (309,) angle between the two long axes, NaN where none matched
+    track_ids: np.ndarray  # (309,)
+
+    def summary(self) -> str:
+        ok = ~np.isnan(self.offset_mm)
+        if not ok.any():
+            return "no template space matched a detected printed rectangle"
+        o, t = self.offset_mm[ok], self.turn_deg[ok]
+        return (f"{ok.sum()} of {len(ok)} spaces matched a detected printed rectangle: centre offset "
+                f"median {np.median(o):.2f} mm, 95th percentile {np.percentile(o, 95):.2f} mm, "
+                f"max {o.max():.2f} mm; angle median {np.median(t):.1f} deg, max {t.max():.1f} deg")
+
+
+def check_alignment(image: np.ndarray, template: Template, match_mm: float = 6.0) -> Alignment:
+    """Compare a template with the printed rectangles detected in a flattened photo (spaces under
+    trains are not detected and stay unmatched). A detection matches a space when its centre is
+    within `match_mm` and its long axis within 15 degrees; among the detectors, one that finds the
+    whole coloured face is preferred, else the nearest."""
+    img = _board_image(image)
+    cand = find_space_candidates(img)
+    quads, track_ids, _ = template.all_spaces()
+    centers = quads.mean(axis=1)
+    axes = quads[:, 1] - quads[:, 0]
+    axes = axes / np.hypot(axes[:, 0], axes[:, 1])[:, None]
+    offset = np.full(len(quads), np.nan)
+    turn = np.full(len(quads), np.nan)
+    for i, (c, u) in enumerate(zip(centers, axes)):
+        d = np.hypot(*(cand.centers - c).T)
+        cos = np.abs(cand.axes @ u)
+        ok = (d <= match_mm) & (cos >= np.cos(np.deg2rad(15)))
+        if not ok.any():
+            continue
+        pick = np.nonzero(ok & cand.by_colour)[0] if (ok & cand.by_colour).any() else np.nonzero(ok)[0]
+        j = pick[np.argmin(d[pick])]
+        offset[i] = d[j]
+        turn[i] = np.degrees(np.arccos(np.clip(cos[j], -1, 1)))
+    return Alignment(offset, turn, track_ids)
+
+
 def draw_template(image: np.ndarray, template: Template, labels: bool = True) -> np.ndarray:
     """A copy of `image` (a flattened board) with every space outline, city dot and score cell drawn."""
     import cv2
