@@ -21,8 +21,8 @@ N_LOOKS = 16  # print runs the renderer draws from; each is cached once drawn
 # Printed space colours (BGR), the centre of what the looks vary around.
 PRINTED_BGR = {
     "red": (62, 58, 200), "blue": (190, 118, 38), "green": (60, 168, 112), "yellow": (60, 208, 236),
-    "black": (46, 44, 44), "white": (228, 232, 232), "orange": (44, 132, 232), "pink": (172, 120, 214),
-    "gray": (168, 168, 166),
+    "black": (46, 44, 44), "white": (228, 232, 232), "orange": (44, 132, 232), "pink": (180, 130, 224),
+    "gray": (180, 180, 178),
 }
 _SHIFT = 4  # sub-pixel bits for cv2 drawing
 _ONE = 1 << _SHIFT

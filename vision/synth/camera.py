@@ -220,6 +220,13 @@ def photograph(rng: np.random.Generator, flat: np.ndarray, px_per_mm: float, cam
         g = cv2.resize(g, (w, h), interpolation=cv2.INTER_LINEAR)
         img += (g * rng.uniform(60, 200))[..., None]
 
+    # Auto-exposure as phones do it: the board's bright end (90th percentile) lands near the top.
+    gx, gy = np.meshgrid(np.linspace(5, BOARD_MM[0] - 5, 48), np.linspace(5, BOARD_MM[1] - 5, 32))
+    probe = np.round(camera.project(np.stack([gx.ravel(), gy.ravel()], axis=1))).astype(int)
+    probe = probe[(probe[:, 0] >= 0) & (probe[:, 0] < w) & (probe[:, 1] >= 0) & (probe[:, 1] < h)]
+    bright = np.percentile(img[probe[:, 1], probe[:, 0]].mean(axis=1), 90)
+    img *= rng.uniform(175, 235) / max(bright, 1.0)
+
     # Lens: focus blur, sometimes shake.
     px = max(w, h) / 1600
     sigma = (rng.uniform(0.0, 0.6) if rng.random() < 0.7 else rng.uniform(0.6, 1.8)) * px

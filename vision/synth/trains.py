@@ -18,8 +18,8 @@ from vision.synth.board_art import BoardModel, _space_frame
 
 # Player plastic (BGR), the centre of each game's variation.
 PLASTIC_BGR = {
-    "red": (40, 38, 196), "blue": (176, 98, 22), "green": (58, 118, 30),
-    "yellow": (24, 202, 242), "black": (40, 40, 42),
+    "red": (48, 48, 215), "blue": (176, 98, 22), "green": (66, 122, 46),
+    "yellow": (28, 208, 246), "black": (44, 44, 46),
 }
 CAR_MM = (23.0, 7.5, 6.0)  # length, width, height of a car
 _SHIFT = 4
@@ -44,7 +44,7 @@ def player_colors(rng: np.random.Generator, players) -> dict[str, np.ndarray]:
     for p in players:
         base = np.array(PLASTIC_BGR[p], float)
         if p == "black":  # dark gray, nearly neutral
-            base = np.full(3, rng.uniform(26, 62)) + rng.normal(0, 2.5, 3)
+            base = np.full(3, rng.uniform(25, 80)) + rng.normal(0, 2.5, 3)
         else:
             base = base * rng.uniform(0.85, 1.15) + rng.normal(0, 8, 3)
         out[p] = np.clip(base, 8, 250)
