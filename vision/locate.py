@@ -56,6 +56,7 @@ class _Candidate:
     corners: np.ndarray  # (4, 2) photo pixels, clockwise on screen, any start
     quality: float  # the worst side's agreement x band contrast (plus a little of the mean), 0..1.25
     cut_off: bool  # a side lies on the frame's edge with no band along it
+    sides: tuple = ()  # per side (corner i -> i+1): agreement x band contrast
 
 
 def locate_board(image_bgr: np.ndarray) -> BoardLocation:
@@ -84,6 +85,12 @@ def locate_board(image_bgr: np.ndarray) -> BoardLocation:
             best = cand
         if best.quality >= GOOD_QUALITY:
             break  # candidates come strongest first; a clean fit needs no rivals
+    if best is not None and best.quality < GOOD_QUALITY:
+        completed = _complete_weak_side(img, best)
+        if _DEBUG and completed is not None:
+            print("completed", np.round(completed.corners, 1).tolist(), "quality", round(completed.quality, 3))
+        if completed is not None and completed.quality > best.quality:
+            best = completed
     if best is None or best.quality < MIN_QUALITY:
         raise BoardNotFound()
     if best.cut_off:
@@ -96,6 +103,9 @@ def locate_board(image_bgr: np.ndarray) -> BoardLocation:
         raise BoardNotFound()
 
     warnings = _frame_check(corners, (w, h))
+    if best.quality < GOOD_QUALITY or orient_conf < 0.5:
+        warnings.append("the board's outline or turn is uncertain: check the corners (or retake the photo "
+                        "from above, in even light)")
     orientation = _orientation_of(corners)
     confidence = float(np.clip(min(orient_conf, best.quality / 0.8), 0.0, 1.0))
     loc = BoardLocation(corners_xy=corners.astype(np.float64), orientation=orientation,
@@ -429,8 +439,66 @@ def _refine(img: np.ndarray, corners: np.ndarray, second: bool = False) -> _Cand
     diag = np.linalg.norm(q[0] - q[2])
     if np.max(np.linalg.norm(new - q, axis=1)) > 0.08 * diag:
         raise _Reject
-    return _Candidate(corners=_clockwise(new), quality=float(min(quality) + 0.25 * np.mean(quality)),
-                      cut_off=cut)
+    if _area(new) < 0:  # keep clockwise; side k of the reversed order is side 2 - k
+        new = new[::-1].copy()
+        quality = [quality[(2 - k) % 4] for k in range(4)]
+    return _Candidate(corners=new, quality=float(min(quality) + 0.25 * np.mean(quality)),
+                      cut_off=cut, sides=tuple(float(x) for x in quality))
+
+
+def _complete_weak_side(img: np.ndarray, cand: _Candidate) -> _Candidate | None:
+    """Find the one side the colour masks missed (e.g. a band washed out by side light).
+
+    Three sides fit well; the fourth is searched by sliding it along its two neighbours' lines
+    (outwards and inwards), scoring how much the strip just inside it looks like the band on the
+    three good sides and the strip just outside does not. The best position is then refined.
+    """
+    sides = np.array(cand.sides)
+    weak = int(np.argmin(sides))
+    good = [i for i in range(4) if i != weak]
+    if sides[weak] >= 0.3 or sides[good].min() < 0.35:
+        return None
+    q = cand.corners
+    lengths = np.linalg.norm(q - np.roll(q, -1, axis=0), axis=1)
+    band_px = max(4.0, BAND_MM / BOARD_MM[0] * 0.5 * (max(lengths[0], lengths[2]) + max(lengths[1], lengths[3])) * 0.8)
+    centre = q.mean(axis=0)
+    u = np.linspace(-1.0, 0.7, 35) * band_px
+    in_sel = (u > -0.75 * band_px) & (u < -0.25 * band_px)
+    out_sel = u > 0.2 * band_px
+    ref = []
+    for i in good:
+        lab, *_ = _sample_strip(img, q[i], q[(i + 1) % 4], centre, u, m=30)
+        ref.append(lab[:, in_sel].reshape(-1, 3))
+    ref = np.median(np.vstack(ref), axis=0)
+    i0, i1 = weak, (weak + 1) % 4
+    p0, p1 = q[(weak - 1) % 4], q[(weak + 2) % 4]  # the far ends of the two neighbouring sides
+    d0, d1 = q[i0] - p0, q[i1] - p1
+    h, w = img.shape[:2]
+    step = 0.3 * band_px / max(np.linalg.norm(d0), np.linalg.norm(d1))
+    best, best_score = None, -np.inf
+    for lam in np.arange(0.5, 3.0, step):
+        a, b = p0 + lam * d0, p1 + lam * d1
+        if min(a[0], b[0], a[1], b[1]) < -band_px or max(a[0], b[0]) > w + band_px or max(a[1], b[1]) > h + band_px:
+            if lam > 1:
+                break
+            continue
+        lab, _, _, inside, _ = _sample_strip(img, a, b, centre, u, m=30)
+        if inside[:, out_sel].mean() < 0.5:
+            continue
+        d_in = np.linalg.norm(np.median(lab[:, in_sel].reshape(-1, 3), axis=0) - ref)
+        d_out = np.linalg.norm(np.median(lab[:, out_sel].reshape(-1, 3), axis=0) - ref)
+        score = d_out - d_in
+        if score > best_score:
+            best, best_score = (a, b), score
+    if best is None:
+        return None
+    new = q.copy()
+    new[i0], new[i1] = best
+    try:
+        c = _refine(img, new)
+        return _refine(img, c.corners, second=True)
+    except _Reject:
+        return None
 
 
 def _line_intersection(l1, l2):
@@ -456,13 +524,12 @@ def _frame_side(a, b, shape):
     return None
 
 
-def _sample_strip(img, a, b, centre, u):
+def _sample_strip(img, a, b, centre, u, m: int = 90):
     """Colour (Lab, float32) on lines across side a-b at offsets u (outward +) ; (m, len(u), 3)."""
     d = (b - a) / np.linalg.norm(b - a)
     n = np.array([d[1], -d[0]])
     if np.dot((a + b) / 2 - centre, n) < 0:
         n = -n  # outward
-    m = 90
     t = np.linspace(CORNER_SKIP, 1 - CORNER_SKIP, m)
     base = a[None, :] + t[:, None] * (b - a)[None, :]
     pts = base[:, None, :] + u[None, :, None] * n[None, None, :]
