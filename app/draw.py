@@ -123,8 +123,12 @@ def nearest_track(x: float, y: float, width: int, height: int, max_mm: float = 1
 
 
 def _ring(out: np.ndarray, spaces: np.ndarray, color, thick: int) -> None:
+    """Outline each space from outside, so the fill (the owner's colour) stays visible."""
     for quad in spaces:
-        cv2.polylines(out, [_px(quad)], True, color, thick, cv2.LINE_AA)
+        c = quad.mean(axis=0)
+        d = quad - c
+        grown = c + d * (1 + thick / np.maximum(np.linalg.norm(d, axis=1, keepdims=True), 1))
+        cv2.polylines(out, [_px(grown)], True, color, thick, cv2.LINE_AA)
 
 
 def _badge(out: np.ndarray, text: str, center: np.ndarray, width: int) -> None:

@@ -136,7 +136,7 @@ def player_rows(p: dict, variant: str) -> "list[tuple[str, int]]":
     rows = [(f"Routes ({p['trains']} trains)", p["route_points"])]
     for t in p["tickets"]:
         done = t["completed"]
-        rows.append((f"{'✅' if done else '❌'} {t['a']}{DASH}{t['b']}", t["points"] if done else -t["points"]))
+        rows.append((f"{'✓' if done else '✗'} {t['a']}{DASH}{t['b']}", t["points"] if done else -t["points"]))
     if VARIANTS[variant].longest_path_card:
         rows.append((f"Longest path: {p['longest_path']} trains", p["longest_path_bonus"]))
     if VARIANTS[variant].globetrotter_card:

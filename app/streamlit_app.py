@@ -410,9 +410,11 @@ if have_board and len(players) >= 2:
                 st.warning(f"{tab.display_name(p['color'])}: the score track says {st_['reported']}, "
                            f"the routes on the board make {st_['expected']}. Recount the marker or "
                            f"check the tracks above.", icon=":material/warning:")
-        cols = st.columns(min(len(sheet["players"]), 3))
-        for i, p in enumerate(sheet["players"]):
-            with cols[i % len(cols)].container(border=True):
+        per_row = min(len(sheet["players"]), 3)
+        # rows of columns, so that on a phone (columns stacked) players keep their order
+        cells = [c for i in range(0, len(sheet["players"]), per_row) for c in st.columns(per_row)]
+        for cell, p in zip(cells, sheet["players"]):
+            with cell.container(border=True):
                 crown = " :material/trophy:" if p["color"] in winners else ""
                 st.markdown(f"**{DOT[p['color']]} {tab.display_name(p['color'])}**{crown}")
                 st.markdown(f"<div class='ttr-total'>{p['total']}</div>", unsafe_allow_html=True)

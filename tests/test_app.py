@@ -134,7 +134,7 @@ def test_results_match_the_scoring_engine_and_name_the_winner():
         assert rows["Total"] == p["total"]
         assert rows[f"Routes ({p['trains']} trains)"] == p["route_points"]
         for t in p["tickets"]:
-            mark = "✅" if t["completed"] else "❌"
+            mark = "✓" if t["completed"] else "✗"
             assert rows[f"{mark} {t['a']} – {t['b']}"] == (t["points"] if t["completed"] else -t["points"])
     (winner,) = sheet["winners"]
     assert f"{'Ada (red)' if winner == 'red' else 'Blue'} wins" in texts(at.success)
