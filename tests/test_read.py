@@ -84,12 +84,17 @@ def test_alignment_undoes_a_small_shift_and_change_sees_a_new_object():
     moved = cv2.warpAffine(ref, np.float32([[1, 0, 12], [0, 1, -9]]), (w, h), borderMode=cv2.BORDER_REPLICATE)
     back, score = align_to_reference(moved, ref, PPM)
     assert score > 0.8
-    before = change_features(moved, ref, q[None])[0, 0]
-    after = change_features(back, ref, q[None])[0, 0]
+    before = change_features(moved, ref, q[None]).d50[0]
+    after = change_features(back, ref, q[None]).d50[0]
     assert after < 5 < before
     with_car = back.copy()
-    cv2.fillConvexPoly(with_car, np.round(q).astype(np.int32), (30, 30, 30))
-    assert change_features(with_car, ref, q[None])[0, 0] > 40
+    half = q.copy()
+    half[1:3, 0] -= 20  # a car over the left part of the space
+    cv2.fillConvexPoly(with_car, np.round(half).astype(np.int32), (30, 30, 30))
+    ch = change_features(with_car, ref, q[None])
+    assert 0.3 < ch.changed_share[0] < 0.8
+    dark = cv2.cvtColor(np.uint8([[[30, 30, 30]]]), cv2.COLOR_BGR2LAB)[0, 0]
+    assert np.abs(ch.changed_lab[0] - dark).max() < 3
 
 
 def test_calibration_round_trip_and_nearest_view(tmp_path):

@@ -212,14 +212,112 @@ CHANGE_SCALE = 2.5
 CHANGE_CLIP = 4.0
 
 
-def change_loglik(change: np.ndarray) -> np.ndarray:
-    """(N, 6) log-likelihoods from `vision.spaces.change_features`: a space that differs from its
-    own empty look holds a car (of a colour this evidence cannot tell), one that does not is empty."""
-    llr = np.clip((np.asarray(change)[:, 0] - CHANGE_MID) / CHANGE_SCALE, -CHANGE_CLIP, CHANGE_CLIP)
+def change_loglik(d50: np.ndarray) -> np.ndarray:
+    """(N, 6) log-likelihoods from `vision.spaces.change_features`' median distance: a space that
+    differs from its own empty look holds a car (of a colour this evidence cannot tell), one that
+    does not is empty."""
+    llr = np.clip((np.asarray(d50) - CHANGE_MID) / CHANGE_SCALE, -CHANGE_CLIP, CHANGE_CLIP)
     out = np.zeros((len(llr), len(SPACE_CLASSES)))
     out[:, 1:] = llr[:, None] / 2
     out[:, 0] = -llr / 2
     return out
+
+
+@dataclass(frozen=True)
+class PixelModelConfig:
+    sigma_print: tuple[float, float, float] = (14.0, 6.0, 7.0)
+    sigma_print_calibrated: tuple[float, float, float] = (11.0, 5.0, 6.0)
+    sigma_car: tuple[float, float, float] = (16.0, 7.0, 9.0)
+    sigma_paper: tuple[float, float, float] = (18.0, 5.0, 6.0)
+    paper_lab: tuple[float, float, float] = (199.0, 128.0, 128.0)  # PAPER_LEVEL grey in Lab
+    outlier_logdensity: float = -15.0  # frames, emblems, lettering, shadows: anything
+    w_empty: tuple[float, float, float] = (0.75, 0.15, 0.10)  # printed, paper, outlier
+    w_car: tuple[float, float, float, float] = (0.60, 0.15, 0.15, 0.10)  # car, printed, paper, outlier
+    pixels_per_sample: float = 12.0  # neighbouring pixels are not independent evidence
+    prior_weight: float = 300.0  # pseudo-pixels keeping adapted means near their start
+    max_shift: float = 12.0  # how far (Lab units) the photo may move a colour from its start
+    rounds: int = 3
+    floor: float = -12.0
+
+
+def _clamp(v: np.ndarray, limit: float) -> np.ndarray:
+    n = np.linalg.norm(v, axis=-1, keepdims=True)
+    return v * np.minimum(1.0, limit / np.maximum(n, 1e-9))
+
+
+def _gauss_logpdf(x: np.ndarray, mu: np.ndarray, sigma: np.ndarray) -> np.ndarray:
+    z = (x - mu) / sigma
+    return -0.5 * (z * z).sum(-1) - np.log(sigma).sum(-1) - 1.5 * np.log(2 * np.pi)
+
+
+class PixelColourModel:
+    """Colour evidence from the pixels of each space, as a mixture, so a car that covers only part
+    of its space (cars sit where hands put them) still counts, and the printed frame, emblem or a
+    shadow does not decide anything.
+
+    Per pixel: empty = printed colour (+ paper, + anything); car c = car colour c (+ the printed
+    colour and paper it leaves uncovered, + anything). A space's log-likelihood per class is the
+    sum over its pixels divided by `pixels_per_sample`. A few EM rounds adapt the car colours and
+    each printed colour to the photo, weighing pixels by their whole track's current reading.
+    """
+
+    def __init__(self, cfg: PixelModelConfig = PixelModelConfig()):
+        self.cfg = cfg
+
+    def loglik(self, pixels: np.ndarray, printed: list[str], track_ids: np.ndarray,
+               reference: EmptyReference | None = None) -> np.ndarray:
+        cfg = self.cfg
+        x = np.asarray(pixels, dtype=np.float64)  # (N, P, 3)
+        n, npx = x.shape[:2]
+        pnames = list(PRINTED_LAB)
+        pidx = np.array([pnames.index(p) for p in printed])
+        if reference is not None:
+            print0 = np.asarray(reference.lab, dtype=float)
+            sig_p = np.array(cfg.sigma_print_calibrated)
+        else:
+            print0 = np.array([PRINTED_LAB[p] for p in printed], dtype=float)
+            sig_p = np.array(cfg.sigma_print)
+        car0 = np.array([CAR_LAB[c] for c in PLAYER_COLORS], dtype=float)
+        car = car0.copy()
+        shift = np.zeros((len(pnames), 3))
+        sig_c, sig_w = np.array(cfg.sigma_car), np.array(cfg.sigma_paper)
+        lp_paper = _gauss_logpdf(x, np.array(cfg.paper_lab), sig_w)  # (N, P)
+        lp_out = np.full((n, npx), cfg.outlier_logdensity)
+        we, wc = np.log(cfg.w_empty), np.log(cfg.w_car)
+        tids = np.asarray(track_ids)
+        uniq, inv = np.unique(tids, return_inverse=True)
+        for rnd in range(cfg.rounds + 1):
+            mu_p = print0 + shift[pidx]
+            lp_print = _gauss_logpdf(x, mu_p[:, None, :], sig_p)  # (N, P)
+            lp_car = _gauss_logpdf(x[:, :, None, :], car[None, None], sig_c)  # (N, P, 5)
+            empty_terms = np.stack([lp_print + we[0], lp_paper + we[1], lp_out + we[2]], -1)
+            lp_empty = np.logaddexp.reduce(empty_terms, axis=-1)  # (N, P)
+            rest = np.logaddexp.reduce(np.stack([lp_print + wc[1], lp_paper + wc[2], lp_out + wc[3]], -1), axis=-1)
+            lp_cars = np.logaddexp(lp_car + wc[0], rest[..., None])  # (N, P, 5)
+            ll = np.concatenate([lp_empty.sum(1)[:, None], lp_cars.sum(1)], axis=1) / cfg.pixels_per_sample
+            ll = np.maximum(ll, ll.max(axis=1, keepdims=True) + cfg.floor)
+            if rnd == cfg.rounds:
+                break
+            tsum = np.zeros((len(uniq), len(SPACE_CLASSES)))
+            np.add.at(tsum, inv, ll)
+            tpost = np.exp(tsum - tsum.max(axis=1, keepdims=True))
+            tpost /= tpost.sum(axis=1, keepdims=True)
+            resp = tpost[inv]  # (N, 6)
+            # Pixel weights: the car component of each car hypothesis, the printed one of empty.
+            r_car = resp[:, None, 1:] * np.exp(lp_car + wc[0] - lp_cars)  # (N, P, 5)
+            for c in range(len(PLAYER_COLORS)):
+                w = r_car[:, :, c]
+                new = (car0[c] * cfg.prior_weight + (x * w[..., None]).sum((0, 1))) / (cfg.prior_weight + w.sum())
+                car[c] = car0[c] + _clamp(new - car0[c], cfg.max_shift)
+            r_print = resp[:, None, 0] * np.exp(lp_print + we[0] - lp_empty)  # (N, P)
+            for k in range(len(pnames)):
+                m = pidx == k
+                if m.any():
+                    w = r_print[m]
+                    d = ((x[m] - print0[m][:, None, :]) * w[..., None]).sum((0, 1))
+                    shift[k] = _clamp(d / (w.sum() + cfg.prior_weight), cfg.max_shift)
+        self.last_car_lab = car
+        return ll
 
 
 def fuse(loglik_parts: list[tuple[np.ndarray, float]]) -> np.ndarray:

@@ -82,9 +82,15 @@ class Reader:
                     change = change_features(norm, view.board_bgr, quads_px)
                     sp = crop_spaces(norm, quads_px, px_per_mm, self.geometry, self.track_ids, self.index)
             ref = EmptyReference(view.lab, view.spread, "calibration")
-        parts = [(self.colour.loglik(sp.lab, self.printed, self.track_ids, ref), W_COLOUR)]
+        colour = sp.lab
         if change is not None:
-            parts.append((change_loglik(change), W_CHANGE))
+            # What changed from the empty look is the car: its colour, not the median of car and
+            # print, when it covers a good part of the space (cars sit where hands put them).
+            use = change.changed_share >= 0.3
+            colour = np.where(use[:, None], change.changed_lab, sp.lab)
+        parts = [(self.colour.loglik(colour, self.printed, self.track_ids, ref), W_COLOUR)]
+        if change is not None:
+            parts.append((change_loglik(change.d50), W_CHANGE))
         cprobs = None
         if self.classifier is not None:
             cprobs = self.classifier.predict(sp.patches)

@@ -45,6 +45,7 @@ class SpacePatches:
     index: np.ndarray  # (N,) int, space number along its track
     lab: np.ndarray  # (N, 3) float, median OpenCV Lab (0..255) of each space's inner part
     lab_spread: np.ndarray  # (N, 3) float, inter-quartile range of the same pixels
+    pixels_lab: np.ndarray | None = None  # (N, P, 3) float32 Lab of a grid of pixels over each space
 
     def __post_init__(self):
         n = len(self.track_ids)
@@ -152,11 +153,12 @@ def crop_spaces(board_norm: np.ndarray, quads_px: np.ndarray, px_per_mm: float,
         patches[k] = cv2.warpAffine(roi, m, (s, s), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
                                     borderMode=cv2.BORDER_REPLICATE)
     lab, spread = inner_lab(patches, length / scale, width / scale, inner)
+    pixels = space_pixels_lab(patches, length / scale, width / scale)
     if track_ids is None:
         track_ids = np.zeros(n, int)
     if index is None:
         index = np.arange(n)
-    return SpacePatches(patches, np.asarray(track_ids), np.asarray(index), lab, spread)
+    return SpacePatches(patches, np.asarray(track_ids), np.asarray(index), lab, spread, pixels)
 
 
 def inner_lab(patches: np.ndarray, length_px: np.ndarray, width_px: np.ndarray,
@@ -176,6 +178,23 @@ def inner_lab(patches: np.ndarray, length_px: np.ndarray, width_px: np.ndarray,
     lab = cv2.cvtColor(part.reshape(n * h, w, 3), cv2.COLOR_BGR2LAB).reshape(n, h * w, 3)
     q25, q50, q75 = np.percentile(lab, [25, 50, 75], axis=1)
     return q50.astype(np.float32), (q75 - q25).astype(np.float32)
+
+
+def space_pixels_lab(patches: np.ndarray, length_px: np.ndarray, width_px: np.ndarray,
+                     extent: tuple[float, float] = (0.85, 0.6), grid: tuple[int, int] = (16, 5)) -> np.ndarray:
+    """(N, P, 3) float32 Lab of a grid of pixels over each space (most of its length and width):
+    the input of the pixel colour model, which must see a car that covers only part of its space."""
+    n, s = patches.shape[:2]
+    if n == 0:
+        return np.zeros((0, grid[0] * grid[1], 3), np.float32)
+    hl = float(np.median(length_px)) * extent[0] / 2
+    hw = float(np.median(width_px)) * extent[1] / 2
+    mid = (s - 1) / 2.0
+    xs = np.round(mid + np.linspace(-hl, hl, grid[0])).astype(int).clip(0, s - 1)
+    ys = np.round(mid + np.linspace(-hw, hw, grid[1])).astype(int).clip(0, s - 1)
+    px = np.ascontiguousarray(patches[:, ys][:, :, xs])  # (N, gy, gx, 3)
+    lab = cv2.cvtColor(px.reshape(n * len(ys), len(xs), 3), cv2.COLOR_BGR2LAB)
+    return lab.reshape(n, len(ys) * len(xs), 3).astype(np.float32)
 
 
 def align_to_reference(board_norm: np.ndarray, reference_norm: np.ndarray, px_per_mm: float,
@@ -212,11 +231,24 @@ def align_to_reference(board_norm: np.ndarray, reference_norm: np.ndarray, px_pe
     return out, float(score)
 
 
+@dataclass(frozen=True)
+class SpaceChange:
+    """How each space differs from its own empty look (see `change_features`)."""
+
+    d50: np.ndarray  # (N,) median per-pixel Lab distance (glare taken out)
+    d75: np.ndarray  # (N,) its 75th percentile
+    changed_share: np.ndarray  # (N,) share of the pixels that changed (distance > CHANGED)
+    changed_lab: np.ndarray  # (N, 3) median Lab of the changed pixels (of all pixels if none changed)
+
+
+CHANGED = 20.0  # Lab distance from the empty reference above which a pixel has changed
+
+
 def change_features(board_norm: np.ndarray, reference_norm: np.ndarray, quads_px: np.ndarray,
-                    inner: tuple[float, float] = (0.85, 0.7), shift_px: int = 2) -> np.ndarray:
-    """(N, 2) how much each space differs from its empty reference: the median and the 75th
-    percentile of the per-pixel Lab distance over the space's inner part, the smallest over shifts
-    of up to `shift_px` (what alignment leaves)."""
+                    inner: tuple[float, float] = (0.85, 0.7), shift_px: int = 2) -> SpaceChange:
+    """How much each space differs from its empty reference, pixel by pixel over its inner part, at
+    the shift (up to `shift_px`, what alignment leaves) that makes it differ least; and the colour of
+    what changed: a car that covers half its space shows as half the pixels changed, in its colour."""
     c, axis, length, width = space_frames(quads_px)
     gl = np.linspace(-0.5, 0.5, 15)[None, :, None, None] * (length * inner[0])[:, None, None, None]
     gw = np.linspace(-0.5, 0.5, 7)[None, None, :, None] * (width * inner[1])[:, None, None, None]
@@ -224,6 +256,7 @@ def change_features(board_norm: np.ndarray, reference_norm: np.ndarray, quads_px
     pts = c[:, None, None, :] + gl * axis[:, None, None, :] + gw * nrm[:, None, None, :]  # (N, 15, 7, 2)
     xs = np.clip(np.round(pts[..., 0]).astype(int), shift_px, board_norm.shape[1] - 1 - shift_px).reshape(len(c), -1)
     ys = np.clip(np.round(pts[..., 1]).astype(int), shift_px, board_norm.shape[0] - 1 - shift_px).reshape(len(c), -1)
+
     def lab_at(img, yy, xx):
         px = img[yy, xx].reshape(-1, 1, 3)
         return cv2.cvtColor(px, cv2.COLOR_BGR2LAB).reshape(yy.shape + (3,)).astype(np.float32)
@@ -232,19 +265,31 @@ def change_features(board_norm: np.ndarray, reference_norm: np.ndarray, quads_px
     toward_white = np.array([255.0, 128.0, 128.0], np.float32) - ref
     white_norm2 = np.maximum((toward_white ** 2).sum(-1), 1.0)
     m = ys.shape[1]
-    best = np.full((len(c), 2), np.inf, np.float32)
+    n = len(c)
+    best = np.full(n, np.inf, np.float32)
+    d75 = np.zeros(n, np.float32)
+    best_obs = np.zeros((n, m, 3), np.float32)
+    best_dist = np.zeros((n, m), np.float32)
     for dy in range(-shift_px, shift_px + 1):
         for dx in range(-shift_px, shift_px + 1):
-            diff = lab_at(board_norm, ys + dy, xs + dx) - ref
+            obs = lab_at(board_norm, ys + dy, xs + dx)
+            diff = obs - ref
             # Glare mixes the printed colour with the light's white: take that part out (only
             # towards white, never darker), since a glossy print catches it and stays a print.
             alpha = np.clip((diff * toward_white).sum(-1) / white_norm2, 0.0, 1.0)
-            d = np.sort(np.linalg.norm(diff - alpha[..., None] * toward_white, axis=-1), axis=1)
-            q = d[:, [m // 2, (3 * m) // 4]]
-            better = q[:, 0] < best[:, 0]
-            best[better] = q[better]
-    return best
-
+            dist = np.linalg.norm(diff - alpha[..., None] * toward_white, axis=-1)
+            d = np.sort(dist, axis=1)
+            better = d[:, m // 2] < best
+            best[better] = d[better, m // 2]
+            d75[better] = d[better, (3 * m) // 4]
+            best_obs[better] = obs[better]
+            best_dist[better] = dist[better]
+    changed = best_dist > CHANGED
+    share = changed.mean(axis=1)
+    changed_lab = np.median(best_obs, axis=1)
+    for k in np.flatnonzero(changed.any(axis=1)):
+        changed_lab[k] = np.median(best_obs[k][changed[k]], axis=0)
+    return SpaceChange(best, d75, share.astype(np.float32), changed_lab)
 
 
 def structure_change(board_norm: np.ndarray, reference_norm: np.ndarray, quads_px: np.ndarray,
