@@ -636,12 +636,24 @@ def _city_mm() -> np.ndarray:
     return np.array([[c.x * BOARD_MM[0], c.y * BOARD_MM[1]] for c in b.cities.values()])
 
 
+def _copper_luts():
+    """Per-channel weights (HSV, OpenCV ranges) of 'copper-ness', as lookup tables."""
+    h = np.arange(256, dtype=np.float32)
+    hue = (h + 12) % 180  # copper-red sits round hue 12 after the shift
+    lut_h = np.clip(1 - np.abs(hue - 24) / 14, 0, 1)
+    lut_s = np.clip((h / 255 - 0.25) / 0.4, 0, 1)
+    lut_v = np.clip((h / 255 - 0.15) / 0.3, 0, 1)
+    return lut_h, lut_s, lut_v
+
+
+_COPPER_LUTS = _copper_luts()
+
+
 def dot_map(flat_bgr: np.ndarray, px_per_mm: float) -> np.ndarray:
     """Response to small copper discs (the city dots): copper-ness, disc minus its surround."""
-    hsv = cv2.cvtColor(flat_bgr, cv2.COLOR_BGR2HSV).astype(np.float32)
-    hue = (hsv[:, :, 0] + 12) % 180
-    s, v = hsv[:, :, 1] / 255.0, hsv[:, :, 2] / 255.0
-    copper = np.clip(1 - np.abs(hue - 24) / 14, 0, 1) * np.clip((s - 0.25) / 0.4, 0, 1) * np.clip((v - 0.15) / 0.3, 0, 1)
+    hsv = cv2.cvtColor(flat_bgr, cv2.COLOR_BGR2HSV)
+    lut_h, lut_s, lut_v = _COPPER_LUTS
+    copper = lut_h[hsv[:, :, 0]] * lut_s[hsv[:, :, 1]] * lut_v[hsv[:, :, 2]]
     k1 = max(3, int(round(5.0 * px_per_mm)) | 1)
     k2 = max(k1 + 2, int(round(13.0 * px_per_mm)) | 1)
     return cv2.blur(copper, (k1, k1)) - cv2.blur(copper, (k2, k2))
