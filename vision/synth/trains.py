@@ -98,6 +98,12 @@ def _c(bgr) -> tuple[float, float, float]:
     return tuple(float(min(255.0, max(0.0, v))) for v in bgr)
 
 
+def _darken(img: np.ndarray, mask: np.ndarray, strength: float) -> None:
+    """img *= 1 - strength * mask / 255, in place (uint8 BGR image, uint8 mask)."""
+    keep = (255 - strength * mask.astype(np.float32)).astype(np.uint8)
+    img[:] = cv2.multiply(img, cv2.merge([keep, keep, keep]), scale=1 / 255)
+
+
 def draw_cars(img: np.ndarray, px_per_mm: float, cars: list[Car], camera_mm: np.ndarray,
               light: np.ndarray, rng: np.random.Generator, shadow_strength: float = 0.45) -> np.ndarray:
     """Paint `cars` onto the flat board `img` (BGR uint8, modified and returned).
@@ -120,8 +126,7 @@ def draw_cars(img: np.ndarray, px_per_mm: float, cars: list[Car], camera_mm: np.
         hull = cv2.convexHull(np.concatenate([foot, cast]).astype(np.float32))
         cv2.fillConvexPoly(mask, _p(hull.reshape(-1, 2), ppm), 255, cv2.LINE_AA, _SHIFT)
     sigma = max(0.8, 1.3 * ppm)
-    soft = cv2.GaussianBlur(mask, (0, 0), sigma).astype(np.float32) / 255
-    img[:] = np.clip(img.astype(np.float32) * (1 - shadow_strength * soft[..., None]), 0, 255).astype(np.uint8)
+    _darken(img, cv2.GaussianBlur(mask, (0, 0), sigma), shadow_strength)
 
     # Far cars first, so nearer ones overlap them.
     order = sorted(cars, key=lambda c: -float(np.linalg.norm(c.center_mm - cam_xy)))
@@ -201,11 +206,16 @@ def draw_markers(img: np.ndarray, px_per_mm: float, markers, camera_mm: np.ndarr
     r, h = MARKER_MM
     for center, bgr in markers:
         base = center + ring * r
-        shadow = np.zeros(img.shape[:2], np.uint8)
+        # The shadow, worked out in a window around the marker only.
+        pad = (r + 2 * h + 4) * ppm
+        x0, y0 = (int(max(0, v)) for v in center * ppm - pad)
+        x1, y1 = int(min(img.shape[1], center[0] * ppm + pad)), int(min(img.shape[0], center[1] * ppm + pad))
+        if x1 <= x0 or y1 <= y0:
+            continue
+        shadow = np.zeros((y1 - y0, x1 - x0), np.uint8)
         cast = cv2.convexHull(np.concatenate([base, base - light_xy * h * 0.8]).astype(np.float32)).reshape(-1, 2)
-        cv2.fillConvexPoly(shadow, _p(cast, ppm), 255, cv2.LINE_AA, _SHIFT)
-        soft = cv2.GaussianBlur(shadow, (0, 0), max(0.8, 1.2 * ppm)).astype(np.float32) / 255
-        img[:] = np.clip(img * (1 - 0.45 * soft[..., None]), 0, 255).astype(np.uint8)
+        cv2.fillConvexPoly(shadow, _p(cast - np.array([x0, y0]) / ppm, ppm), 255, cv2.LINE_AA, _SHIFT)
+        _darken(img[y0:y1, x0:x1], cv2.GaussianBlur(shadow, (0, 0), max(0.8, 1.2 * ppm)), 0.45)
         par = (center - cam_xy) * h / max(cam_h - h, 1.0)
         top = center + par + ring * (r - 0.3)
         hull = cv2.convexHull(np.concatenate([base, top]).astype(np.float32)).reshape(-1, 2)
