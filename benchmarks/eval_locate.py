@@ -5,7 +5,8 @@
 For every photo in DEV_DIR (default ../shared/real/dev relative to the repository, i.e.
 /work/shared/real/dev) it runs the locator on the photo as it is and, unless --no-variants, on
 copies made in memory: turned 90/180/270 degrees, turned by small angles (+-7 deg, on a grown
-canvas) and with added perspective (a random-but-seeded keystone), the truth corners moved along.
+canvas), with added perspective (a seeded keystone; "steep": about 30-35 deg of tilt) and shrunk
+to about 40 % of the frame, the truth corners moved along (surround: plain grey-brown).
 Prints per-image corner error (mean over the 4 corners, in % of the board diagonal) and whether
 the board's orientation (which corner is top-left) is right, then SUMMARY lines.
 """
@@ -108,6 +109,12 @@ def variants(img, corners, rng, with_variants: bool):
     yield "keystone", i2, c2
     i3, c3 = _turn(i2, c2, 3)
     yield "keystone+rot270", i3, c3
+    i2, c2 = _keystone(img, corners, rng, amount=0.3)  # about 30-35 deg of camera tilt
+    yield "steep", i2, c2
+    h, w = img.shape[:2]
+    M = np.array([[0.65, 0, 0.2 * w], [0, 0.65, 0.15 * h], [0, 0, 1]])  # board ~40 % of the frame
+    i2, c2 = _warp(img, corners, M, (w, h))
+    yield "small", i2, c2
 
 
 def main(argv=None) -> int:
