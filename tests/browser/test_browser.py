@@ -30,6 +30,7 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 if not os.path.exists(CHROMIUM):
     pytest.skip(f"{CHROMIUM} is not installed (apt-get install chromium)", allow_module_level=True)
 playwright = pytest.importorskip("playwright.sync_api")
+expect = playwright.expect
 if not EXAMPLE.exists():
     pytest.skip("examples/board.jpg is not there", allow_module_level=True)
 
@@ -142,9 +143,9 @@ def test_a_game_at_the_table(server, browser, reading):
     trains = {c: sum(t.length for t in reading.tracks if t.owner == c) for c in choices}
     new_owner = min((c for c in choices if c not in (track.owner, "nobody")), key=trains.get)
     picker.locator("label:has(input)").filter(has_text=re.compile(rf"\b{new_owner}$")).click()
+    expect(page.get_by_test_id("stCaptionContainer").filter(
+        has_text=f"Corrected: the photo reads {track.owner}")).to_be_visible(timeout=30_000)
     settle(page)
-    assert any(f"Corrected: the photo reads {track.owner}" in t
-               for t in page.get_by_test_id("stCaptionContainer").all_inner_texts())
 
     # Add a ticket to the first player (typed, as at the table)
     first = page.get_by_test_id("stMultiSelect").filter(has_text="tickets").first
@@ -154,6 +155,7 @@ def test_a_game_at_the_table(server, browser, reading):
     page.keyboard.type("Denver")
     page.get_by_role("option", name="Denver – El Paso (4)").click()
     page.keyboard.press("Escape")
+    expect(first).to_contain_text("Denver – El Paso (4)")
     settle(page)
 
     # Results: the page agrees with the scoring engine
@@ -161,15 +163,17 @@ def test_a_game_at_the_table(server, browser, reading):
     page.get_by_text("5 · Results").scroll_into_view_if_needed()
     settle(page)
     tables = page.get_by_test_id("stTable")
-    assert tables.count() == len(sheet["players"])
+    expect(tables).to_have_count(len(sheet["players"]))
     for i, p in enumerate(sheet["players"]):
-        text = tables.nth(i).inner_text()
-        assert re.search(rf"Total\s+{p['total']}\b", text), text
+        # (expect retries until the page's last rerun has drawn the table)
+        expect(tables.nth(i)).to_contain_text(re.compile(rf"Total\s*{p['total']}\s*$"), timeout=30_000)
         for t in p["tickets"]:
-            assert f"{t['a']} – {t['b']}" in text
-    winner_text = page.get_by_test_id("stAlert").filter(has_text="win").first.inner_text()
+            mark = "✓" if t["completed"] else "✗"
+            expect(tables.nth(i)).to_contain_text(re.compile(
+                rf"{mark} {t['a']} – {t['b']}\s*{t['points'] if t['completed'] else -t['points']}"))
+    winner = page.get_by_test_id("stAlert").filter(has_text="win").first
     for c in sheet["winners"]:
-        assert c.capitalize() in winner_text
+        expect(winner).to_contain_text(c.capitalize())
     shoot(page, "results.png")
 
     # A file that is not an image: a clear message, and the game stays
@@ -177,8 +181,9 @@ def test_a_game_at_the_table(server, browser, reading):
         files=[{"name": "notes.jpg", "mimeType": "image/jpeg", "buffer": b"these are not pixels"}])
     page.get_by_text(re.compile("notes.jpg: not an image")).wait_for(timeout=60_000)
     settle(page)
-    assert page.get_by_test_id("stTable").count() == len(sheet["players"])
-    assert re.search(rf"Total\s+{sheet['players'][0]['total']}\b", page.get_by_test_id("stTable").first.inner_text())
+    expect(page.get_by_test_id("stTable")).to_have_count(len(sheet["players"]))
+    expect(page.get_by_test_id("stTable").first).to_contain_text(
+        re.compile(rf"Total\s*{sheet['players'][0]['total']}\s*$"))
 
 
 def test_the_results_fit_a_phone_screen(server, browser):
