@@ -40,6 +40,7 @@ class EmptyView:
     lab: np.ndarray  # (309, 3) light-normalised Lab of each space's inner part
     spread: np.ndarray  # (309, 3) inter-quartile range of the same pixels
     photo: str = ""
+    mean: np.ndarray | None = None  # (309, 3) mean Lab of the same pixels
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,8 @@ class Calibration:
     def to_dict(self) -> dict:
         return {"format": FORMAT, "spaces": N_SPACES,
                 "views": [{"photo": v.photo, "board": BOARD_FILE.format(i),
-                           "lab": np.round(v.lab, 2).tolist(), "spread": np.round(v.spread, 2).tolist()}
+                           "lab": np.round(v.lab, 2).tolist(), "spread": np.round(v.spread, 2).tolist(),
+                           "mean": np.round(v.lab if v.mean is None else v.mean, 2).tolist()}
                           for i, v in enumerate(self.views)]}
 
     def save(self, out_dir: str | Path) -> Path:
@@ -103,7 +105,7 @@ def load_calibration(path: str | Path) -> Calibration:
             if img is None:
                 raise CalibrationError(f"calibration {p}: board image {v['board']} is missing or unreadable")
             views.append(EmptyView(img, np.asarray(v["lab"], dtype=float), np.asarray(v["spread"], dtype=float),
-                                   str(v.get("photo", ""))))
+                                   str(v.get("photo", "")), np.asarray(v.get("mean", v["lab"]), dtype=float)))
     except FileNotFoundError:
         raise CalibrationError(f"no calibration at {path} (make one with `ttr calibrate`)") from None
     except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, ValueError) as e:
@@ -139,7 +141,8 @@ def fit_from_flattened(flats: list[np.ndarray], names: list[str], reader=None) -
         claimed = int((ev.probs[:, 0] < 0.5).sum())
         if claimed > 30:
             warnings.append(f"{name}: {claimed} spaces do not look empty; is the board empty?")
-        views.append(EmptyView(norm, sp.lab.astype(float), sp.lab_spread.astype(float), name))
+        views.append(EmptyView(norm, sp.lab.astype(float), sp.lab_spread.astype(float), name,
+                               sp.lab_mean.astype(float)))
     return Calibration(tuple(views)), warnings
 
 

@@ -140,6 +140,8 @@ class ColourModelConfig:
     prior_weight: float = 6.0  # pseudo-count keeping adapted means near their start
     rounds: int = 3
     floor: float = -12.0  # lowest log-likelihood of one space (a car half off its space, a glare)
+    min_cover: float = 0.4  # a car may cover this share of its space and still count
+    cover_penalty: float = 2.0  # log-likelihood cost of a car covering none of its space (linear)
 
 
 def _gauss_ll(x: np.ndarray, mu: np.ndarray, sigma: np.ndarray) -> np.ndarray:
@@ -183,7 +185,13 @@ class ColourModel:
             empty = empty0 + shift_e[pidx]
             ll = np.empty((n, len(SPACE_CLASSES)))
             ll[:, 0] = _gauss_ll(lab, empty, sig_e)
-            ll[:, 1:] = _gauss_ll(lab[:, None, :], car[None], sig_c[None, None, :])
+            # A car covering a share t of its space shows (as a mean colour) between the print and
+            # the car: the nearest point of that segment, t >= min_cover, explains the space.
+            v = car[None, :, :] - empty[:, None, :]  # (n, 5, 3)
+            t = ((lab[:, None, :] - empty[:, None, :]) * v).sum(-1) / np.maximum((v * v).sum(-1), 1e-6)
+            t = np.clip(t, cfg.min_cover, 1.0)
+            point = empty[:, None, :] + t[..., None] * v
+            ll[:, 1:] = _gauss_ll(lab[:, None, :], point, sig_c[None, None, :]) - cfg.cover_penalty * (1 - t)
             ll = np.maximum(ll, ll.max(axis=1, keepdims=True) + cfg.floor)
             # Track-level responsibilities: a track is one hypothesis for all its spaces.
             tsum = np.zeros((len(uniq), len(SPACE_CLASSES)))
@@ -202,7 +210,7 @@ class ColourModel:
                     d = (lab[m] - empty0[m]) * w[m, None]
                     shift_e[k] = d.sum(axis=0) / (w[m].sum() + cfg.prior_weight)
             for c in range(len(PLAYER_COLORS)):
-                wc = resp[:, 1 + c]
+                wc = resp[:, 1 + c] * (t[:, c] > 0.8)  # well-covered spaces show the car's colour
                 car[c] = (car0[c] * cfg.prior_weight + (lab * wc[:, None]).sum(axis=0)) / (cfg.prior_weight + wc.sum())
         return ll
 

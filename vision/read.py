@@ -81,13 +81,14 @@ class Reader:
                     norm = aligned
                     change = change_features(norm, view.board_bgr, quads_px)
                     sp = crop_spaces(norm, quads_px, px_per_mm, self.geometry, self.track_ids, self.index)
-            ref = EmptyReference(view.lab, view.spread, "calibration")
-        colour = sp.lab
+            ref = EmptyReference(view.lab if view.mean is None else view.mean, view.spread, "calibration")
+        # The mean colour mixes linearly when a car covers part of its space (see ColourModel).
+        colour = sp.lab_mean
         if change is not None:
-            # What changed from the empty look is the car: its colour, not the median of car and
-            # print, when it covers a good part of the space (cars sit where hands put them).
-            use = change.changed_share >= 0.3
-            colour = np.where(use[:, None], change.changed_lab, sp.lab)
+            # With the empty view, what changed is the car: its own colour when it covers part of
+            # the space (a fully covered space is read whole: its changed pixels include shadow).
+            use = (change.changed_share >= 0.3) & (change.changed_share < 0.8)
+            colour = np.where(use[:, None], change.changed_lab, colour)
         parts = [(self.colour.loglik(colour, self.printed, self.track_ids, ref), W_COLOUR)]
         if change is not None:
             parts.append((change_loglik(change.d50), W_CHANGE))

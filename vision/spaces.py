@@ -45,6 +45,7 @@ class SpacePatches:
     index: np.ndarray  # (N,) int, space number along its track
     lab: np.ndarray  # (N, 3) float, median OpenCV Lab (0..255) of each space's inner part
     lab_spread: np.ndarray  # (N, 3) float, inter-quartile range of the same pixels
+    lab_mean: np.ndarray | None = None  # (N, 3) float, mean Lab of the same pixels (mixes linearly)
     pixels_lab: np.ndarray | None = None  # (N, P, 3) float32 Lab of a grid of pixels over each space
 
     def __post_init__(self):
@@ -152,22 +153,22 @@ def crop_spaces(board_norm: np.ndarray, quads_px: np.ndarray, px_per_mm: float,
                       [u[1], v[1], c[k][1] - y0 - half * (u[1] + v[1])]])
         patches[k] = cv2.warpAffine(roi, m, (s, s), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
                                     borderMode=cv2.BORDER_REPLICATE)
-    lab, spread = inner_lab(patches, length / scale, width / scale, inner)
+    lab, spread, mean = inner_lab(patches, length / scale, width / scale, inner)
     pixels = space_pixels_lab(patches, length / scale, width / scale)
     if track_ids is None:
         track_ids = np.zeros(n, int)
     if index is None:
         index = np.arange(n)
-    return SpacePatches(patches, np.asarray(track_ids), np.asarray(index), lab, spread, pixels)
+    return SpacePatches(patches, np.asarray(track_ids), np.asarray(index), lab, spread, mean, pixels)
 
 
 def inner_lab(patches: np.ndarray, length_px: np.ndarray, width_px: np.ndarray,
-              inner: tuple[float, float] = (0.7, 0.5)) -> tuple[np.ndarray, np.ndarray]:
-    """Median Lab (N, 3) and its inter-quartile range (N, 3) of each patch's central space part
+              inner: tuple[float, float] = (0.7, 0.5)) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Median Lab (N, 3), its inter-quartile range (N, 3) and the mean (N, 3) of each patch's central space part
     (one rectangle for all spaces, from their median size: printed spaces are all alike)."""
     n, s = patches.shape[:2]
     if n == 0:
-        return np.zeros((0, 3), np.float32), np.zeros((0, 3), np.float32)
+        return np.zeros((0, 3), np.float32), np.zeros((0, 3), np.float32), np.zeros((0, 3), np.float32)
     hl = max(2, int(round(float(np.median(length_px)) * inner[0] / 2)))
     hw = max(1, int(round(float(np.median(width_px)) * inner[1] / 2)))
     mid = s // 2
@@ -177,7 +178,7 @@ def inner_lab(patches: np.ndarray, length_px: np.ndarray, width_px: np.ndarray,
     h, w = part.shape[1:3]
     lab = cv2.cvtColor(part.reshape(n * h, w, 3), cv2.COLOR_BGR2LAB).reshape(n, h * w, 3)
     q25, q50, q75 = np.percentile(lab, [25, 50, 75], axis=1)
-    return q50.astype(np.float32), (q75 - q25).astype(np.float32)
+    return q50.astype(np.float32), (q75 - q25).astype(np.float32), lab.mean(axis=1).astype(np.float32)
 
 
 def space_pixels_lab(patches: np.ndarray, length_px: np.ndarray, width_px: np.ndarray,
