@@ -37,15 +37,16 @@ EXAMPLE = next((p for p in (ROOT / "examples" / "board.jpg", Path.cwd() / "examp
                 if p.exists()), None)
 MAX_UPLOAD_MB = 30
 DISPLAY_WIDTH = 1400  # pixels of the board image sent to the browser
+# Views of the board to tap on: label, left and right edge as fractions of the board's width.
+ZOOM = {"whole": ("Whole board", 0.0, 1.0), "west": ("West", 0.0, 0.45),
+        "middle": ("Middle", 0.275, 0.725), "east": ("East", 0.55, 1.0)}
 # Coloured dots in Streamlit markdown (labels, radio options, messages): no emoji font needed.
 DOT = {"red": ":red[●]", "blue": ":blue[●]", "green": ":green[●]", "yellow": ":yellow[●]", "black": "●",
        None: ":gray[○]"}
 CSS = """
 <style>
 .block-container {max-width: 1100px; padding-top: 2.2rem;}
-.ttr-total {font-size: 2.0rem; font-weight: 700; line-height: 1.1;}
-.ttr-chip {display: inline-block; width: .9em; height: .9em; border-radius: 50%;
-           border: 1px solid #333; vertical-align: -0.1em; margin-right: .3em;}
+.ttr-total {float: right; font-size: 1.7rem; font-weight: 700; line-height: 1.0;}
 @media (max-width: 640px) {
   .block-container {padding-left: .8rem; padding-right: .8rem; padding-top: 1rem;}
   h1 {font-size: 1.6rem !important;}
@@ -67,6 +68,7 @@ ss.setdefault("players", ["red", "blue"])
 ss.setdefault("owners", {})
 ss.setdefault("read_owners", {})
 ss.setdefault("reading", None)
+ss.setdefault("zoom", "whole")
 
 
 def name_of(color: str) -> str:
@@ -195,8 +197,8 @@ def click_board() -> None:
     click = ss.get("board_click")
     if not click:
         return
-    w, h = ss["board_px"]
-    tid = nearest_track(click["x"] * w / click["width"], click["y"] * h / click["height"], w, h)
+    x0, x1, w, h = ss["board_view"]  # the part of the board shown (scene pixels) and its size
+    tid = nearest_track(x0 + click["x"] * (x1 - x0) / click["width"], click["y"] * h / click["height"], w, h)
     if tid is not None:
         ss["sel_track"] = tid
         ss["owner_pick"] = ss["owners"].get(tid) or "nobody"
@@ -343,9 +345,15 @@ if have_board:
     st.caption("Tap a track on the board (or pick it from the list), then tap its owner. "
                f"Doubtful tracks are ringed in magenta. {n_fixed} corrected so far.")
     scene = board_scene()
-    ss["board_px"] = (scene.shape[1], scene.shape[0])
     shown = draw_tracks(scene, owners, doubtful_ids(), ss.get("sel_track"))
-    streamlit_image_coordinates(rgb(shown), key="board_click", width="stretch",
+    # On a phone the whole board is ~360 px wide; a third of it, shown as large, is easy to tap.
+    st.segmented_control("Zoom", list(ZOOM), key="zoom", label_visibility="collapsed",
+                         format_func=lambda z: ZOOM[z][0])
+    _, f0, f1 = ZOOM[ss.get("zoom") or "whole"]
+    x0, x1 = round(f0 * scene.shape[1]), round(f1 * scene.shape[1])
+    ss["board_view"] = (x0, x1, scene.shape[1], scene.shape[0])
+    streamlit_image_coordinates(rgb(shown[:, x0:x1]), key="board_click",
+                                width="stretch" if x1 - x0 == scene.shape[1] else "content",
                                 on_click=click_board, image_format="JPEG", jpeg_quality=85,
                                 cursor="crosshair")
     order = tracks_in_order()
@@ -416,8 +424,9 @@ if have_board and len(players) >= 2:
         for cell, p in zip(cells, sheet["players"]):
             with cell.container(border=True):
                 crown = " :material/trophy:" if p["color"] in winners else ""
-                st.markdown(f"**{DOT[p['color']]} {tab.display_name(p['color'])}**{crown}")
-                st.markdown(f"<div class='ttr-total'>{p['total']}</div>", unsafe_allow_html=True)
+                st.markdown(f"<span class='ttr-total'>{p['total']}</span>"
+                            f"**{DOT[p['color']]} {tab.display_name(p['color'])}**{crown}",
+                            unsafe_allow_html=True)
                 rows = S.player_rows(p, tab.variant)
                 st.table({"": [r[0] for r in rows], "points": [r[1] for r in rows]})
         from app.draw import draw_paths, draw_tracks

@@ -189,6 +189,28 @@ def test_correcting_a_track_of_the_photo_changes_the_score(example_reading):
     assert at.session_state["owners"][track.track_id] == track.owner
 
 
+def test_a_camera_photo_is_read_like_an_upload(example_reading):
+    at = start()
+    at.toggle(key="use_camera").set_value(True).run()
+    at.camera_input(key="camera").set_value(("camera.jpg", EXAMPLE.read_bytes(), "image/jpeg")).run()
+    assert not at.exception, at.exception
+    assert at.session_state["owners"] == {t.track_id: t.owner for t in example_reading.tracks}
+
+
+def test_claims_that_break_a_rule_are_explained_and_nothing_is_lost():
+    # 8 long tracks for red: more than 45 trains
+    long_ones = sorted((t for t in BOARD.tracks if BOARD.double_of(t) is None), key=lambda t: -t.length)[:8]
+    assert sum(t.length for t in long_ones) > 45
+    at = by_hand(start(), {t.id: "red" for t in long_ones})
+    assert not at.exception, at.exception
+    assert "Cannot score this game yet" in texts(at.error) and "45" in texts(at.error)
+    assert len(at.table) == 0
+    at.selectbox(key="sel_track").set_value(long_ones[0].id).run()
+    at.radio(key="owner_pick").set_value("blue").run()
+    assert "Cannot score" not in texts(at.error)
+    assert len(at.table) == 2
+
+
 def test_a_photo_without_a_board_says_so_and_keeps_the_game():
     import cv2
     import numpy as np
