@@ -35,12 +35,18 @@ def start() -> AppTest:
     return at
 
 
-def by_hand(at: AppTest, owners: dict[int, str]) -> AppTest:
-    """Enter a game without a photo: 'Enter routes by hand', then pick track and owner."""
+def by_hand(at: AppTest, owners: dict[int, str], via_ui: bool = False) -> AppTest:
+    """Enter a game without a photo: 'Enter routes by hand', then give each track its owner,
+    by picking track and owner as a person does (`via_ui`), or put straight into the page's
+    state (quicker, for tests about something else)."""
     at.button(key="by_hand").click().run()
-    for tid, owner in owners.items():
-        at.selectbox(key="sel_track").set_value(tid).run()
-        at.radio(key="owner_pick").set_value(owner).run()
+    if via_ui:
+        for tid, owner in owners.items():
+            at.selectbox(key="sel_track").set_value(tid).run()
+            at.radio(key="owner_pick").set_value(owner).run()
+    else:
+        at.session_state["owners"] = {**at.session_state["owners"], **owners}
+        at.run()
     assert not at.exception, at.exception
     return at
 
@@ -85,7 +91,7 @@ def test_ticket_labels_follow_the_variant_and_ticket_values():
 
 
 def test_a_correction_by_hand_is_kept_when_other_things_change():
-    at = by_hand(start(), {**RED, **BLUE})
+    at = by_hand(start(), {**RED, **BLUE}, via_ui=True)
     owners = at.session_state["owners"]
     assert {t: owners[t] for t in {**RED, **BLUE}} == {**RED, **BLUE}
     assert sum(1 for o in owners.values() if o) == 5
@@ -138,6 +144,20 @@ def test_results_match_the_scoring_engine_and_name_the_winner():
             assert rows[f"{mark} {t['a']} – {t['b']}"] == (t["points"] if t["completed"] else -t["points"])
     (winner,) = sheet["winners"]
     assert f"{'Ada (red)' if winner == 'red' else 'Blue'} wins" in texts(at.success)
+
+
+def test_tied_longest_paths_are_both_drawn():
+    six = [t for t in BOARD.tracks if t.length == 6 and BOARD.double_of(t) is None]
+    at = by_hand(start(), {six[0].id: "red", six[1].id: "blue"})
+    holders = [p["color"] for p in S.score(S.TableState(players=["red", "blue"], owners={
+        six[0].id: "red", six[1].id: "blue"}))[1]["players"] if p["longest_path_bonus"]]
+    assert holders == ["red", "blue"]  # (the engine says both hold the card)
+    assert at.radio(key="path_pick").value == "bonus"
+    caption = at.image[-1].proto.imgs[0].caption if at.image else ""
+    assert f"Red: 6 trains, {six[0].a} – {six[0].b}" in caption or f"Red: 6 trains, {six[0].b} – {six[0].a}" in caption
+    assert "Blue: 6 trains" in caption
+    at.radio(key="path_pick").set_value("blue").run()
+    assert "Red" not in at.image[-1].proto.imgs[0].caption
 
 
 def test_score_track_mismatch_is_called_out():
