@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 PAGE = Path(__file__).with_name("streamlit_app.py")
+MAX_UPLOAD_MB = 30  # the browser refuses bigger files; the page checks again (streamlit run)
 
 
 def add_arguments(parser):
@@ -22,7 +23,8 @@ def command(port: int = 8501, address: str | None = None) -> list[str]:
     """The `streamlit run` command line `ttr app` executes."""
     cmd = [sys.executable, "-m", "streamlit", "run", str(PAGE),
            "--server.headless", "true", "--browser.gatherUsageStats", "false",
-           "--client.toolbarMode", "minimal", "--server.port", str(port)]
+           "--client.toolbarMode", "minimal", "--server.maxUploadSize", str(MAX_UPLOAD_MB),
+           "--server.port", str(port)]
     if address:
         cmd += ["--server.address", address]
     return cmd

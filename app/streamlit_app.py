@@ -28,6 +28,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from app import state as S  # noqa: E402
+from app.launch import MAX_UPLOAD_MB  # noqa: E402
 from scoring.board import load_board  # noqa: E402
 from scoring.errors import TtrError  # noqa: E402
 from scoring.rules import PLAYER_COLORS, VARIANTS  # noqa: E402
@@ -35,7 +36,6 @@ from scoring.rules import PLAYER_COLORS, VARIANTS  # noqa: E402
 # The bundled example: beside the sources in a checkout (examples/ is not installed as a package).
 EXAMPLE = next((p for p in (ROOT / "examples" / "board.jpg", Path.cwd() / "examples" / "board.jpg")
                 if p.exists()), None)
-MAX_UPLOAD_MB = 30
 DISPLAY_WIDTH = 1400  # pixels of the board image sent to the browser
 # Views of the board to tap on: label, left and right edge as fractions of the board's width.
 ZOOM = {"whole": ("Whole board", 0.0, 1.0), "west": ("West", 0.0, 0.45),

@@ -18,6 +18,7 @@ def test_command_runs_the_page_headless_without_usage_stats():
     assert flags["--server.headless"] == "true"
     assert flags["--browser.gatherUsageStats"] == "false"
     assert flags["--server.port"] == "8123"
+    assert flags["--server.maxUploadSize"] == "30"  # MB: the browser refuses bigger photos
 
 
 def test_ttr_app_serves_the_page_on_the_port_asked():

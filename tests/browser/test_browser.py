@@ -46,12 +46,11 @@ def server(tmp_path_factory):
     port = free_port()
     log = tmp_path_factory.mktemp("streamlit") / "server.log"
     env = dict(os.environ, TTR_CALIBRATION_DIR=str(tmp_path_factory.mktemp("calibration")))
-    with open(log, "wb") as out:
+    from app.launch import command
+
+    with open(log, "wb") as out:  # the command `ttr app` runs, on this machine's loopback only
         proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", str(APP), "--server.headless", "true",
-             "--server.address", "127.0.0.1", "--server.port", str(port),
-             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
-             "--client.toolbarMode", "minimal"],
+            command(port, "127.0.0.1") + ["--server.fileWatcherType", "none"],
             cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env)
     url = f"http://127.0.0.1:{port}"
     try:
