@@ -66,9 +66,9 @@ class Calibration:
     def nearest_view(self, lab: np.ndarray) -> EmptyView:
         """The view whose space colours are closest to `lab` (309, 3) of the photo being read.
 
-        Closeness is the 25th percentile of the per-space colour distances: the empty spaces of
+        Closeness is the 10th percentile of the per-space colour distances: the empty spaces of
         a played board are the low end, so the cars do not sway the choice."""
-        scores = [np.percentile(np.linalg.norm(np.asarray(lab) - v.lab, axis=1), 25) for v in self.views]
+        scores = [np.percentile(np.linalg.norm(np.asarray(lab) - v.lab, axis=1), 10) for v in self.views]
         return self.views[int(np.argmin(scores))]
 
     def to_dict(self) -> dict:
@@ -123,7 +123,8 @@ def fit_calibration(photos: list[str], reader=None) -> tuple[Calibration, list[s
 def fit_from_flattened(flats: list[np.ndarray], names: list[str], reader=None) -> tuple[Calibration, list[str]]:
     """The calibration of empty boards already flattened at PX_PER_MM (see `fit_calibration`)."""
     from vision.read import PX_PER_MM, Reader
-    from vision.spaces import CropGeometry, align_to_reference, crop_spaces, normalise_light
+    from vision.spaces import (CropGeometry, align_to_reference, crop_spaces, normalise_light, register_to_template,
+                               warp_quads_frame)
 
     reader = reader or Reader(calibration=None, use_classifier=False)
     quads_px = reader.quads_px(PX_PER_MM)
@@ -131,7 +132,12 @@ def fit_from_flattened(flats: list[np.ndarray], names: list[str], reader=None) -
     warnings: list[str] = []
     for flat, name in zip(flats, names):
         norm = normalise_light(flat, quads_px, PX_PER_MM)
-        if views:
+        if not views:
+            # The first view fixes the calibration's frame: put it on the template's spaces.
+            moved, score = register_to_template(norm, quads_px, PX_PER_MM)
+            if score > 0:
+                norm = warp_quads_frame(norm, moved, quads_px)
+        else:
             norm, score = align_to_reference(norm, views[0].board_bgr, PX_PER_MM)
             if score < 0.5:
                 warnings.append(f"{name}: does not line up with the first photo's board (match {score:.2f})")

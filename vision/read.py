@@ -19,13 +19,15 @@ from scoring.board import load_board
 from vision.classify import ColourModel, EmptyReference, change_loglik, fuse, load_classifier
 from vision.decide import DecideConfig, decide_tracks
 from vision.reading import BoardLocation, Reading
-from vision.spaces import CropGeometry, align_to_reference, change_features, crop_spaces, normalise_light
+from vision.spaces import (CropGeometry, align_to_reference, change_features, crop_spaces, normalise_light,
+                           register_to_template)
 
 PX_PER_MM = 2.0
 # Weights of the two evidence sources in the fused per-space log-likelihood.
 W_COLOUR = 1.0
 W_CLASSIFIER = 1.0
 W_CHANGE = 1.0
+REGISTER = True  # fine-register the flattened board on the template's spaces (see spaces.register_to_template)
 CLASSIFIER_FLOOR = 1e-4  # probabilities below this are clipped (a net is never that sure off its data)
 
 
@@ -68,8 +70,10 @@ class Reader:
         return self.quads_mm * px_per_mm - 0.5
 
     def evidence(self, flattened: np.ndarray, px_per_mm: float = PX_PER_MM) -> SpaceEvidence:
-        quads_px = self.quads_px(px_per_mm)
+        template_px = quads_px = self.quads_px(px_per_mm)
         norm = normalise_light(flattened, quads_px, px_per_mm)
+        if REGISTER:
+            quads_px, _ = register_to_template(norm, quads_px, px_per_mm)
         sp = crop_spaces(norm, quads_px, px_per_mm, self.geometry, self.track_ids, self.index)
         ref = None
         change = None
@@ -78,7 +82,8 @@ class Reader:
             if view.board_bgr.shape == norm.shape:
                 aligned, score = align_to_reference(norm, view.board_bgr, px_per_mm)
                 if score > 0:
-                    norm = aligned
+                    # Now in the view's frame, which is the template's.
+                    norm, quads_px = aligned, template_px
                     change = change_features(norm, view.board_bgr, quads_px)
                     sp = crop_spaces(norm, quads_px, px_per_mm, self.geometry, self.track_ids, self.index)
             ref = EmptyReference(view.lab if view.mean is None else view.mean, view.spread, "calibration")

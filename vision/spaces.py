@@ -138,21 +138,17 @@ def crop_spaces(board_norm: np.ndarray, quads_px: np.ndarray, px_per_mm: float,
     c, axis, length, width = space_frames(quads_px)
     s = geometry.imgsz
     scale = geometry.side_mm * px_per_mm / s  # board pixels per patch pixel
-    patches = np.empty((n, s, s, 3), np.uint8)
     half = (s - 1) / 2.0
-    r = int(np.ceil(geometry.side_mm * px_per_mm * 0.75)) + 2  # ROI half-size covering the turned patch
-    hb, wb = board_norm.shape[:2]
-    for k in range(n):
-        u = axis[k] * scale
-        v = np.array([-axis[k][1], axis[k][0]]) * scale
-        # Warp from a small window around the space (much faster than from the whole board).
-        x0, y0 = max(0, int(c[k][0]) - r), max(0, int(c[k][1]) - r)
-        roi = board_norm[y0:min(hb, int(c[k][1]) + r), x0:min(wb, int(c[k][0]) + r)]
-        # patch (x, y) -> window: centre + (x - half) * u + (y - half) * v - window origin
-        m = np.array([[u[0], v[0], c[k][0] - x0 - half * (u[0] + v[0])],
-                      [u[1], v[1], c[k][1] - y0 - half * (u[1] + v[1])]])
-        patches[k] = cv2.warpAffine(roi, m, (s, s), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
-                                    borderMode=cv2.BORDER_REPLICATE)
+    # One remap for all patches: patch pixel (x, y) of space k shows the board point
+    # centre_k + (x - half) * u_k + (y - half) * v_k (u along the space, v across it).
+    g = np.arange(s, dtype=np.float32) - half
+    u = (axis * scale).astype(np.float32)
+    v = (np.stack([-axis[:, 1], axis[:, 0]], axis=1) * scale).astype(np.float32)
+    cc = c.astype(np.float32)
+    map_x = cc[:, None, None, 0] + g[None, None, :] * u[:, None, None, 0] + g[None, :, None] * v[:, None, None, 0]
+    map_y = cc[:, None, None, 1] + g[None, None, :] * u[:, None, None, 1] + g[None, :, None] * v[:, None, None, 1]
+    patches = cv2.remap(board_norm, map_x.reshape(n * s, s), map_y.reshape(n * s, s), cv2.INTER_LINEAR,
+                        borderMode=cv2.BORDER_REPLICATE).reshape(n, s, s, 3)
     lab, spread, mean = inner_lab(patches, length / scale, width / scale, inner)
     pixels = space_pixels_lab(patches, length / scale, width / scale)
     if track_ids is None:
@@ -321,3 +317,55 @@ def structure_change(board_norm: np.ndarray, reference_norm: np.ndarray, quads_p
         for dx in range(-shift_px, shift_px + 1):
             best = np.maximum(best, (z(gray_b[ys + dy, xs + dx]) * ref).sum(axis=1))
     return 1.0 - best
+
+
+def register_to_template(board_norm: np.ndarray, quads_px: np.ndarray, px_per_mm: float,
+                         work_px_per_mm: float = 1.0, max_shift_mm: float = 8.0) -> tuple[np.ndarray, float]:
+    """Where the template's spaces really are on a light-normalised flattened board.
+
+    Corners found a few millimetres off (a rounded or worn board corner, a hand-clicked one) move
+    every space a little. The spaces, and the cars on them, stand out from the paper, so the image
+    of "how far from paper grey" is matched (ECC, affine) to an image of the template's filled
+    quads over the map area. Returns (the quads moved onto the board, ECC score); the quads
+    unchanged and 0.0 when the match fails or would move anything more than `max_shift_mm`.
+    """
+    quads_px = np.asarray(quads_px, dtype=float)
+    h, w = board_norm.shape[:2]
+    f = work_px_per_mm / px_per_mm
+    sw, sh = int(round(w * f)), int(round(h * f))
+    small = cv2.resize(board_norm, (sw, sh), interpolation=cv2.INTER_AREA)
+    lab = cv2.cvtColor(small, cv2.COLOR_BGR2LAB).astype(np.float32)
+    paper = np.array([199.0, 128.0, 128.0], np.float32)
+    feat = np.minimum(np.linalg.norm(lab - paper, axis=-1), 60.0)
+    tmpl = np.zeros((sh, sw), np.float32)
+    for q in quads_px * f:
+        cv2.fillConvexPoly(tmpl, np.round(q * 4).astype(np.int32), 60.0, cv2.LINE_AA, 2)
+    feat = cv2.GaussianBlur(feat, (0, 0), 1.5)
+    tmpl = cv2.GaussianBlur(tmpl, (0, 0), 1.5)
+    mask = np.zeros((sh, sw), np.uint8)
+    b = int(round(BORDER_MM * work_px_per_mm))
+    mask[b:sh - b, b:sw - b] = 255
+    warp = np.eye(2, 3, dtype=np.float32)
+    try:
+        score, warp = cv2.findTransformECC(tmpl, feat, warp, cv2.MOTION_AFFINE,
+                                           (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, 40, 1e-4), mask, 5)
+    except cv2.error:
+        return quads_px, 0.0
+    full = warp.astype(np.float64).copy()
+    full[:, 2] /= f  # template px -> board px, at full scale
+    moved = quads_px @ full[:, :2].T + full[:, 2]
+    if np.abs(moved - quads_px).max() > max_shift_mm * px_per_mm:
+        return quads_px, 0.0
+    return moved, float(score)
+
+
+def warp_quads_frame(board: np.ndarray, quads_from: np.ndarray, quads_to: np.ndarray) -> np.ndarray:
+    """The board warped (affine, least squares over all quad corners) so points at `quads_from`
+    land on `quads_to`: puts an image into the template's frame once its spaces were found."""
+    src = np.asarray(quads_from, float).reshape(-1, 2)
+    dst = np.asarray(quads_to, float).reshape(-1, 2)
+    a = np.hstack([dst, np.ones((len(dst), 1))])
+    m, *_ = np.linalg.lstsq(a, src, rcond=None)  # dst -> src (inverse map for warpAffine)
+    h, w = board.shape[:2]
+    return cv2.warpAffine(board, m.T, (w, h), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                          borderMode=cv2.BORDER_REPLICATE)
