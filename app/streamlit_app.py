@@ -429,6 +429,11 @@ if have_board and len(players) >= 2:
                             unsafe_allow_html=True)
                 rows = S.player_rows(p, tab.variant)
                 st.table({"": [r[0] for r in rows], "points": [r[1] for r in rows]})
+                check = p["score_track"]
+                if check:
+                    st.caption(f"Score track {check['reported']}: " + (
+                        "matches the routes ✓" if check["matches"]
+                        else f"routes make {check['expected']} ✗"))
         from app.draw import draw_paths, draw_tracks
 
         st.subheader("Longest paths")
@@ -464,30 +469,32 @@ with st.expander("Load a saved game (JSON)", icon=":material/upload_file:"):
 
 
 def calibrate() -> None:
+    """`ttr calibrate` on the uploaded empty-board photos, saved where the reader looks."""
     from calibration.fit import fit_calibration
 
     files = ss.get("calib_photos") or []
     ss["calib_error"], ss["calib_note"] = None, None
     with tempfile.TemporaryDirectory() as tmp, st.status("Measuring every space of your board…"):
-        paths = {}
-        for i, f in enumerate(files):
-            p = Path(tmp) / f"empty{i}{Path(f.name).suffix.lower() or '.jpg'}"
-            p.write_bytes(f.getvalue())
-            paths[str(p)] = f.name
+        paths = []
+        for i, f in enumerate(files):  # each under its own name, so messages name it
+            (Path(tmp) / str(i)).mkdir()
+            paths.append(Path(tmp) / str(i) / Path(f.name).name)
+            paths[-1].write_bytes(f.getvalue())
+
+        def named(msg: str) -> str:
+            for p in paths:
+                msg = msg.replace(str(p), p.name)
+            return msg
+
         try:
-            cal, warnings = fit_calibration(list(paths))
+            cal, warnings = fit_calibration([str(p) for p in paths])
         except TtrError as e:
-            msg = str(e)
-            for p, n in paths.items():
-                msg = msg.replace(p, n)
-            ss["calib_error"] = msg
+            ss["calib_error"] = named(str(e))
             return
-    cal = type(cal)(cal.empty_lab, cal.empty_spread, tuple(paths.values()), cal.offsets_mm)
-    cal.save(CALIBRATION_DIR)
+        cal.save(CALIBRATION_DIR)
     reader.clear()
-    notes = [w.replace(p, n) for w in warnings for p, n in paths.items() if p in w]
-    ss["calib_note"] = " ".join([f"Calibrated from {len(files)} photo(s); later photos are read "
-                                 "against your board."] + notes)
+    ss["calib_note"] = " ".join([f"Calibrated from {len(files)} photo(s): later photos are read "
+                                 "against your own board."] + [named(w) for w in warnings])
 
 
 def forget_calibration() -> None:

@@ -165,6 +165,7 @@ def test_score_track_mismatch_is_called_out():
     route_points = sum((1, 2, 4, 7, 10, 15)[BOARD.tracks[t].length - 1] for t in RED)
     at.number_input(key="marker_red").set_value(route_points).run()
     assert "score track says" not in texts(at.warning)
+    assert f"Score track {route_points}: matches the routes ✓" in texts(at.caption)
     at.number_input(key="marker_red").set_value(route_points + 3).run()
     assert f"score track says {route_points + 3}" in texts(at.warning)
 
@@ -249,6 +250,34 @@ def test_a_photo_too_large_is_refused_before_reading():
     at.file_uploader(key="photo").set_value(("huge.jpg", big, "image/jpeg")).run()
     assert not at.exception, at.exception
     assert "huge.jpg is 31 MB" in texts(at.error)
+
+
+def test_calibration_is_saved_used_and_forgotten(tmp_path, monkeypatch):
+    monkeypatch.setenv("TTR_CALIBRATION_DIR", str(tmp_path / "cal"))
+    at = start()
+    assert at.button(key="calibrate").disabled  # nothing to calibrate from yet
+    # the example is a played board, not an empty one: it still makes a calibration, with a warning
+    at.file_uploader(key="calib_photos").set_value([("empty.jpg", EXAMPLE.read_bytes(), "image/jpeg")]).run()
+    at.button(key="calibrate").click().run()
+    assert not at.exception, at.exception
+    assert (tmp_path / "cal" / "calibration.json").exists()
+    assert "Calibrated from 1 photo(s)" in texts(at.success)
+    assert not any("/tmp" in t for t in (texts(at.success), texts(at.error)))  # named as uploaded
+    at.button(key="example").click().run()  # read with the calibration
+    assert not at.exception, at.exception
+    assert "tracks claimed" in texts(at.success)
+    at.button(key="forget_calibration").click().run()
+    assert not (tmp_path / "cal" / "calibration.json").exists()
+
+
+def test_a_photo_that_is_not_a_board_cannot_calibrate(tmp_path, monkeypatch):
+    monkeypatch.setenv("TTR_CALIBRATION_DIR", str(tmp_path / "cal"))
+    at = start()
+    at.file_uploader(key="calib_photos").set_value([("shopping.jpg", b"milk, eggs", "image/jpeg")]).run()
+    at.button(key="calibrate").click().run()
+    assert not at.exception, at.exception
+    assert "shopping.jpg" in texts(at.error) and "not an image" in texts(at.error)
+    assert not (tmp_path / "cal").exists()
 
 
 def test_bad_upload_shows_a_message_and_keeps_the_game():
