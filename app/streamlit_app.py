@@ -219,6 +219,7 @@ def undo_corrections() -> None:
 
 
 def enter_by_hand() -> None:
+    ss["photo_error"] = None
     ss["owners"] = {t.id: None for t in board.tracks}
     ss["read_owners"] = dict(ss["owners"])
     ss["reading"] = None
@@ -262,7 +263,7 @@ def restore_game() -> None:
         msg = str(e)
         ss["restore_error"] = msg if msg.startswith(f.name) else f"{f.name}: {msg}"
         return
-    ss["restore_error"] = None
+    ss["restore_error"] = ss["photo_error"] = None
     pending = {"variant": restored.variant, "players": restored.players,
                "ticket_values": restored.ticket_values, "sel_track": None}
     for c in PLAYER_COLORS:
@@ -299,6 +300,10 @@ st.multiselect("Players (train colours)", PLAYER_COLORS, key="players",
 players = S.sort_players(ss["players"])
 if len(players) < 2:
     st.warning("Pick at least two player colours.")
+unlisted = S.sort_players({o for o in ss["owners"].values() if o} - set(players))
+if unlisted:
+    st.warning(f"{', '.join(c.capitalize() for c in unlisted)}: tracks on the board but not a player "
+               "above. They are scored all the same; add them to enter their tickets.")
 if players:
     cols = st.columns(len(players))
     for col, c in zip(cols, players):
@@ -314,8 +319,9 @@ b1.button("Try the example photo", key="example", on_click=take_example, icon=":
           width="stretch", disabled=EXAMPLE is None,
           help=None if EXAMPLE else "examples/board.jpg is not in this copy of ttr")
 b2.toggle("Use the camera", key="use_camera")
-b3.button("Enter routes by hand", key="by_hand", on_click=enter_by_hand, icon=":material/edit:",
-          width="stretch")
+if not ss["owners"]:  # (once a board is on the page, this would throw the corrections away)
+    b3.button("Enter routes by hand", key="by_hand", on_click=enter_by_hand, icon=":material/edit:",
+              width="stretch", help="No photo: give each track its owner on a drawn board")
 if ss.get("use_camera"):
     st.camera_input("Take a photo from above, the whole board in view", key="camera",
                     on_change=take_photo, args=("camera",))
@@ -439,9 +445,10 @@ if have_board and len(players) >= 2:
         st.subheader("Longest paths")
         holders = [p["color"] for p in sheet["players"] if p["longest_path_bonus"]]
         choices = (["bonus"] if holders else []) + [p["color"] for p in sheet["players"]]
+        labels = {c: f"{DOT[c]} {name_of(c)}" for c in choices if c != "bonus"}
+        labels["bonus"] = "the bonus holder" + ("s" if len(holders) > 1 else "")
         pick = st.radio("Show the longest path of", choices, horizontal=True, key="path_pick",
-                        format_func=lambda c: ("the bonus holder" + ("s" if len(holders) > 1 else "")
-                                               if c == "bonus" else f"{DOT[c]} {name_of(c)}"))
+                        format_func=labels.get)
         show = holders if pick == "bonus" else [pick]
         paths = {c: by_color[c]["longest_path_tracks"] for c in show}
         st.image(rgb(draw_paths(draw_tracks(board_scene(), ss["owners"]), paths)),

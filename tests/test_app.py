@@ -160,6 +160,14 @@ def test_tied_longest_paths_are_both_drawn():
     assert "Red" not in at.image[-1].proto.imgs[0].caption
 
 
+def test_a_colour_on_the_board_but_not_in_the_setup_is_still_scored():
+    at = by_hand(start(), {**RED, **BLUE})
+    at.multiselect(key="players").set_value(["red", "green"]).run()
+    assert "Blue: tracks on the board but not a player" in texts(at.warning)
+    assert len(at.table) == 3  # red, green, and blue (whose tracks count)
+    assert "Enter routes by hand" not in [b.label for b in at.button]  # would throw the board away
+
+
 def test_score_track_mismatch_is_called_out():
     at = by_hand(start(), {**RED, **BLUE})
     route_points = sum((1, 2, 4, 7, 10, 15)[BOARD.tracks[t].length - 1] for t in RED)
