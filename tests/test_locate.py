@@ -66,6 +66,10 @@ def background(rng: np.random.Generator, size_wh, kind: str) -> np.ndarray:
         base = np.array((130, 175, 215), np.float32)
         stripes = np.sin(np.linspace(0, rng.uniform(20, 60), h))[:, None, None] * 12
         img = base + stripes + rng.normal(0, 5, (h, w, 3))
+    elif kind == "cherry":  # as red-brown as the score track itself
+        base = np.array((45, 60, 125), np.float32)
+        stripes = np.sin(np.linspace(0, rng.uniform(20, 60), h))[:, None, None] * 10
+        img = base + stripes + rng.normal(0, 6, (h, w, 3))
     elif kind == "dark":
         img = np.array((30, 32, 34), np.float32) + rng.normal(0, 8, (h, w, 3))
     else:  # cloth
@@ -160,7 +164,15 @@ def test_photo_cropped_to_the_board():
     assert loc.orientation == 0
 
 
-@pytest.mark.parametrize("kind", ["wood", "dark", "cloth"])
+@pytest.mark.parametrize("seed", [21, 22, 23])
+def test_board_on_a_table_as_red_brown_as_its_band(seed):
+    photo, truth = synthetic_photo(seed, kind="cherry")
+    loc = locate_board(photo)
+    assert corner_error_pct(loc.corners_xy, truth) < 0.5
+    assert np.argmin(np.linalg.norm(truth - loc.corners_xy[0], axis=1)) == 0
+
+
+@pytest.mark.parametrize("kind", ["wood", "dark", "cloth", "cherry"])
 def test_no_board_raises_board_not_found(kind):
     bg = background(np.random.default_rng(1), (1000, 750), kind)
     with pytest.raises(BoardNotFound, match="no Ticket to Ride board"):

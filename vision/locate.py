@@ -57,6 +57,7 @@ class _Candidate:
     quality: float  # the worst side's agreement x band contrast (plus a little of the mean), 0..1.25
     cut_off: bool  # a side lies on the frame's edge with no band along it
     sides: tuple = ()  # per side (corner i -> i+1): agreement x band contrast
+    seen_quality: float = 1.0  # the worst side that is not the frame's edge (0 if under two)
 
 
 def locate_board(image_bgr: np.ndarray) -> BoardLocation:
@@ -71,27 +72,42 @@ def locate_board(image_bgr: np.ndarray) -> BoardLocation:
     small, scale = shrink(img, WORK_SIDE)
 
     quads = _coarse_quads(small)
-    best = None
-    for q in quads:
+    best, cut_seen, tried = None, False, []
+    for q, from_map in quads:
         corners = (q + 0.5) / scale - 0.5  # pixel centres of `small` -> of the photo
         try:
-            cand = _refine(img, corners)
-            cand = _refine(img, cand.corners, second=True)
+            if from_map:
+                cand = _refine_from_map(img, corners)
+                cand = _refine_from_map(img, cand.corners, second=True)
+            else:
+                cand = _refine(img, corners)
+                cand = _refine(img, cand.corners, second=True)
         except _Reject:
             continue
         if _DEBUG:
             print("candidate", np.round(cand.corners, 1).tolist(), "quality", round(cand.quality, 3))
+        # A board whose seen sides fit well but that runs into the frame without its band.
+        cut_seen |= cand.cut_off and cand.seen_quality >= 0.3
+        tried.append(cand)
         if best is None or cand.quality > best.quality:
             best = cand
         if best.quality >= GOOD_QUALITY:
             break  # candidates come strongest first; a clean fit needs no rivals
     if best is not None and best.quality < GOOD_QUALITY:
-        completed = _complete_weak_side(img, best)
-        if _DEBUG and completed is not None:
-            print("completed", np.round(completed.corners, 1).tolist(), "quality", round(completed.quality, 3))
-        if completed is not None and completed.quality > best.quality:
-            best = completed
-    if best is None or best.quality < MIN_QUALITY:
+        # Three good sides and a missed fourth: complete the likeliest few candidates.
+        for cand in sorted(tried, key=lambda c: -c.quality)[:3]:
+            completed = _complete_weak_side(img, cand)
+            if _DEBUG and completed is not None:
+                print("completed", np.round(completed.corners, 1).tolist(), "quality", round(completed.quality, 3))
+            if completed is not None and completed.quality > best.quality:
+                best = completed
+            if best.quality >= GOOD_QUALITY:
+                break
+    if best is None:
+        raise BoardNotFound()
+    if cut_seen and best.quality < GOOD_QUALITY:
+        raise BoardCutOff(CUT_OFF_MESSAGE)
+    if best.quality < MIN_QUALITY:
         raise BoardNotFound()
     if best.cut_off:
         raise BoardCutOff(CUT_OFF_MESSAGE)
@@ -151,11 +167,40 @@ def _coarse_quads(small: np.ndarray):
     first (a generator: the search stops at the first clean fit)."""
     seen: list[np.ndarray] = []
     smooth = cv2.blur(small, (3, 3))  # sensor noise would speckle the colour masks
-    for level in ("strict", "tight", "loose"):
-        for q in _quads_from_mask(border_mask(smooth, level)):
+    for level in ("strict", "map", "tight", "loose"):
+        quads = _quads_from_map(smooth) if level == "map" else _quads_from_mask(border_mask(smooth, level))
+        for q in quads:
             if not any(np.allclose(q, p, atol=4) for p in seen):
                 seen.append(q)
-                yield q
+                yield q, level == "map"
+
+
+def map_mask(image_bgr: np.ndarray) -> np.ndarray:
+    """uint8 0/1 mask of the pale, greyish map inside the band (light, little colour)."""
+    hsv = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2HSV)
+    s, v = hsv[:, :, 1], hsv[:, :, 2]
+    return ((s <= 70) & (v >= 110)).astype(np.uint8)
+
+
+def _quads_from_map(smooth: np.ndarray) -> list[np.ndarray]:
+    """Board quadrilaterals grown from the map's outline by the band's width.
+
+    For tables as red-brown as the band itself: the map is the large pale area, its edge is the
+    band's inner edge, and the board's edge lies 24.5 mm further out on every side.
+    """
+    inner = []
+    for q in _quads_from_mask(map_mask(smooth)):
+        # Board mm of the map's corners; which sides are long does not matter much (the band is
+        # equally wide all round) and refining settles the rest.
+        L = np.linalg.norm(q - np.roll(q, -1, axis=0), axis=1)
+        long_first = L[0] + L[2] >= L[1] + L[3]
+        W, H = (BOARD_MM if long_first else BOARD_MM[::-1])
+        m = BAND_MM
+        mm_in = np.array([[m, m], [W - m, m], [W - m, H - m], [m, H - m]])
+        mm_out = np.array([[0, 0], [W, 0], [W, H], [0, H]], float)
+        Hm = cv2.getPerspectiveTransform(mm_in.astype(np.float32), q.astype(np.float32))
+        inner.append(cv2.perspectiveTransform(mm_out.reshape(-1, 1, 2), Hm).reshape(-1, 2))
+    return inner
 
 
 def _quads_from_mask(mask: np.ndarray) -> list[np.ndarray]:
@@ -408,7 +453,7 @@ def _refine(img: np.ndarray, corners: np.ndarray, second: bool = False) -> _Cand
     # Band width in pixels, from the board's longer sides (795 mm) seen roughly.
     band_px = max(4.0, BAND_MM / BOARD_MM[0] * 0.5 * (max(lengths[0], lengths[2]) + max(lengths[1], lengths[3])) * 0.8)
     centre = q.mean(axis=0)
-    lines, quality, cut = [], [], False
+    lines, quality, cut, seen = [], [], False, []
     for i in range(4):
         a, b = q[i], q[(i + 1) % 4]
         frame_line = _frame_side(a, b, img.shape)
@@ -426,6 +471,7 @@ def _refine(img: np.ndarray, corners: np.ndarray, second: bool = False) -> _Cand
         line, frac, band = res
         lines.append(line)
         quality.append(frac * band)
+        seen.append(frac * band)
     new = []
     for i in range(4):
         p = _line_intersection(lines[i - 1], lines[i])
@@ -443,7 +489,8 @@ def _refine(img: np.ndarray, corners: np.ndarray, second: bool = False) -> _Cand
         new = new[::-1].copy()
         quality = [quality[(2 - k) % 4] for k in range(4)]
     return _Candidate(corners=new, quality=float(min(quality) + 0.25 * np.mean(quality)),
-                      cut_off=cut, sides=tuple(float(x) for x in quality))
+                      cut_off=cut, sides=tuple(float(x) for x in quality),
+                      seen_quality=float(min(seen)) if len(seen) >= 2 else 0.0)
 
 
 def _complete_weak_side(img: np.ndarray, cand: _Candidate) -> _Candidate | None:
@@ -501,6 +548,57 @@ def _complete_weak_side(img: np.ndarray, cand: _Candidate) -> _Candidate | None:
         return None
 
 
+def _inner_outer_mm(q: np.ndarray):
+    """Board mm of the map's corners and of the board's, for a clockwise quad q whose sides
+    0 and 2 are the long ones when they look longer."""
+    L = np.linalg.norm(q - np.roll(q, -1, axis=0), axis=1)
+    W, H = BOARD_MM if L[0] + L[2] >= L[1] + L[3] else BOARD_MM[::-1]
+    m = BAND_MM
+    mm_in = np.array([[m, m], [W - m, m], [W - m, H - m], [m, H - m]])
+    mm_out = np.array([[0, 0], [W, 0], [W, H], [0, H]], float)
+    return mm_in, mm_out
+
+
+def _refine_from_map(img: np.ndarray, corners: np.ndarray, second: bool = False) -> _Candidate:
+    """Refit the board from the map's edge (the band's inner edge), then step out by the band.
+
+    For a table as red-brown as the band, where the board's outer edge hardly shows.
+    """
+    q = np.asarray(corners, dtype=np.float64)
+    mm_in, mm_out = _inner_outer_mm(q)
+    inner = cv2.perspectiveTransform(
+        mm_in.reshape(-1, 1, 2), cv2.getPerspectiveTransform(mm_out.astype(np.float32), q.astype(np.float32))).reshape(-1, 2)
+    lengths = np.linalg.norm(q - np.roll(q, -1, axis=0), axis=1)
+    band_px = max(4.0, BAND_MM / BOARD_MM[0] * 0.5 * (max(lengths[0], lengths[2]) + max(lengths[1], lengths[3])) * 0.8)
+    centre = inner.mean(axis=0)
+    lines, quality = [], []
+    for i in range(4):
+        res = _fit_side(img, inner[i], inner[(i + 1) % 4], centre, band_px, second, check_map=False)
+        if res is None:
+            raise _Reject
+        line, frac, band = res
+        lines.append(line)
+        quality.append(frac * band)
+    new_inner = []
+    for i in range(4):
+        p = _line_intersection(lines[i - 1], lines[i])
+        if p is None:
+            raise _Reject
+        new_inner.append(p)
+    new_inner = np.array(new_inner)
+    if not _convex(new_inner) or np.max(np.linalg.norm(new_inner - inner, axis=1)) > 0.08 * np.linalg.norm(q[0] - q[2]):
+        raise _Reject
+    Hm = cv2.getPerspectiveTransform(mm_in.astype(np.float32), new_inner.astype(np.float32))
+    new = cv2.perspectiveTransform(mm_out.reshape(-1, 1, 2), Hm).reshape(-1, 2)
+    if _area(new) < 0:
+        new = new[::-1].copy()
+        quality = [quality[(2 - k) % 4] for k in range(4)]
+    # A little below an outer-edge fit of the same agreement: the outer edge itself was not seen.
+    score = 0.9 * float(min(quality) + 0.25 * np.mean(quality))
+    return _Candidate(corners=new, quality=score, cut_off=False, sides=tuple(float(x) for x in quality),
+                      seen_quality=float(min(quality)))
+
+
 def _line_intersection(l1, l2):
     """Intersection of two lines given as (point, unit direction); None when parallel."""
     p, d = l1
@@ -552,7 +650,7 @@ def _band_inside(img, a, b, centre, band_px) -> float:
     return float(np.clip((band - inner) / 0.5, 0, 1))
 
 
-def _fit_side(img, a, b, centre, band_px, second):
+def _fit_side(img, a, b, centre, band_px, second, check_map: bool = True):
     """Fit the outer edge of the band along side a->b.
 
     Returns ((point, unit direction), share of profiles on the line, band contrast 0..1) or None.
@@ -597,12 +695,16 @@ def _fit_side(img, a, b, centre, band_px, second):
     P = (base + edge[:, None] * n[None, :])[ok]
     line, inliers = _robust_line(P, tol=max(1.0, band_px / 25))
     frac = inliers.sum() / m
-    # The inside must look like the red-brown band and the outside not: else this is the band's
-    # inner edge (map inside, band outside) or some other edge.
-    redness = border_mask(strip).astype(np.float32)
-    colour = float(redness[:, band_sel].mean() - redness[:, out_sel][inside[:, out_sel]].mean())
-    band = (float(np.clip(sep / 3.0, 0, 1)) * float(np.mean(z[:, band_sel] > 0.5))
-            * float(np.clip(colour / 0.2, 0, 1)))
+    # The strip just inside must differ from the map further in: else this edge is the band's
+    # inner edge (map on both sides of the strip) or an edge inside the map. Judged against the
+    # map, not by a fixed colour, so a red-brown table does not matter.
+    band = float(np.clip(sep / 3.0, 0, 1)) * float(np.mean(z[:, band_sel] > 0.5))
+    if check_map:
+        u_map = np.linspace(-2.6, -1.8, 5) * band_px
+        lab_map, *_ = _sample_strip(img, a, b, centre, u_map, m=30)
+        d_map = float(np.linalg.norm(np.median(lab[:, band_sel].reshape(-1, 3), axis=0)
+                                     - np.median(lab_map.reshape(-1, 3), axis=0)))
+        band *= float(np.clip(d_map / 30.0, 0, 1))
     return line, frac, band
 
 
@@ -616,8 +718,9 @@ def _robust_line(P: np.ndarray, tol: float):
         d = vt[0]
         nrm = np.array([-d[1], d[0]])
         r = (P - c) @ nrm
-        mad = np.median(np.abs(r[keep] - np.median(r[keep]))) * 1.4826
-        keep = np.abs(r) <= max(tol, 2.5 * mad)
+        med = np.median(r[keep])  # the bulk of the points, not their mean, sets the line
+        mad = np.median(np.abs(r[keep] - med)) * 1.4826
+        keep = np.abs(r - med) <= max(tol, 2.5 * mad)
         if keep.sum() < 5:
             raise _Reject
     Q = P[keep]
