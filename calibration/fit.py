@@ -142,11 +142,10 @@ def fit_from_flattened(flats: list[np.ndarray], names: list[str], reader=None) -
             if score < 0.5:
                 warnings.append(f"{name}: does not line up with the first photo's board (match {score:.2f})")
         sp = crop_spaces(norm, quads_px, PX_PER_MM, CropGeometry(), reader.track_ids, reader.index)
-        ev = reader.evidence(flat)
         # A calibration photo should be empty: say so if it looks played.
-        claimed = int((ev.probs[:, 0] < 0.5).sum())
-        if claimed > 30:
-            warnings.append(f"{name}: {claimed} spaces do not look empty; is the board empty?")
+        claimed = [t for t in reader.decide(reader.evidence(flat)) if t.owner and not t.doubtful]
+        if len(claimed) > 10:
+            warnings.append(f"{name}: {len(claimed)} tracks look claimed; calibrate with photos of the EMPTY board")
         views.append(EmptyView(norm, sp.lab.astype(float), sp.lab_spread.astype(float), name,
                                sp.lab_mean.astype(float)))
     return Calibration(tuple(views)), warnings

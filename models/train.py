@@ -1,10 +1,9 @@
 """`ttr train --out models/ [--count N] [--epochs E] [--smoke]`: the space classifier's recipe.
 
-The classifier answers one question per space: is a car on it (`car` / `empty`)? Which colour
-the car is comes from the reader's colour evidence, measured against the board's own paper, not from
-this net: rendered plastic colours differ from real ones, while the shape of a car (a raised body
-with shaded sides and a cast shadow, no printed frame or emblem) carries over. Hue is therefore
-randomised in training, so the net cannot lean on colour.
+The classifier names what is on each space: `empty` or a player colour (SPACE_CLASSES). The reader
+relies most on its empty-or-car answer (the shape of a car: a raised body with shaded sides and a
+cast shadow, no printed frame or emblem) and names the colour mainly from its own colour evidence
+measured against the board's paper, since rendered plastic colours are only near the real ones.
 
 1. Render `count` end-of-game photos with `vision.synth` (random legal positions, seeds
    `seed .. seed+count-1`), flatten each through its true corners moved by a random ~0.5 % of the
@@ -36,7 +35,7 @@ from scoring.errors import TtrError
 DEFAULTS = {"count": 24, "epochs": 6, "imgsz": 64, "side_mm": 30.0, "seed": 1000, "photo_wh": (2000, 1500),
             "corner_jitter": 0.005, "batch": 64}
 SMOKE = {"count": 3, "epochs": 1, "photo_wh": (1000, 750)}
-CLASSES = ("car", "empty")  # occupancy: the reader's colour evidence names the car's colour
+from vision.reading import SPACE_CLASSES as CLASSES  # noqa: E402  (empty + the five player colours)
 
 
 def add_arguments(parser):
@@ -89,7 +88,7 @@ def render_patches(out_dir: Path, count: int, seed: int, imgsz: int, side_mm: fl
         sp = crop_spaces(norm, quads_px, PX_PER_MM, geometry, tids, idx)
         split = "val" if (i % val_every) == val_every - 1 else "train"
         for k in range(len(tids)):
-            label = "car" if owner.get(int(tids[k])) else "empty"
+            label = owner.get(int(tids[k])) or "empty"
             cv2.imwrite(str(out_dir / split / label / f"b{s}_t{tids[k]}_s{idx[k]}.png"), sp.patches[k])
             counts.setdefault(split, {}).setdefault(label, 0)
             counts[split][label] += 1
@@ -121,11 +120,11 @@ def train_and_export(data_dir: Path, work: Path, out_dir: Path, epochs: int, img
         raise TtrError("training needs the train extra: pip install '.[train]' (ultralytics, torch)") from None
     settings.update({"sync": False})
     model = YOLO("yolo11n-cls.yaml")
-    # Any hue (the net must judge shape, not colour); patches may be upside down (tracks run both ways).
+    # No hue shift (the colour is part of the answer); patches may be upside down (tracks run both ways).
     res = model.train(data=str(data_dir.resolve()), epochs=epochs, imgsz=imgsz, batch=batch, device="cpu",
                       workers=0, project=str((work / "runs").resolve()), name="cls", exist_ok=True,
                       plots=False, amp=False, seed=seed, deterministic=True, warmup_epochs=0,
-                      hsv_h=0.15, hsv_s=0.5, hsv_v=0.35, fliplr=0.5, flipud=0.5, scale=0.1, erasing=0.0,
+                      hsv_h=0.0, hsv_s=0.35, hsv_v=0.35, fliplr=0.5, flipud=0.5, scale=0.1, erasing=0.0,
                       auto_augment=None, pretrained=False, verbose=False, patience=100)
     metrics = {}
     try:
@@ -172,7 +171,7 @@ def run(args) -> int:
                  "axis": "space long axis horizontal, centred"},
         "input": "RGB float 0..1, NCHW",
         "model": "yolo11n-cls.yaml (from scratch)",
-        "task": "occupancy",
+        "task": "space classes",
         "render": {"count": p["count"], "seeds": [p["seed"], p["seed"] + p["count"] - 1],
                    "photo_wh": list(p["photo_wh"]), "corner_jitter": p["corner_jitter"]},
         "epochs": p["epochs"], "batch": p["batch"], "smoke": bool(args.smoke),

@@ -99,13 +99,21 @@ class SpaceClassifier:
         probs = self.session.run(None, {self.input_name: np.ascontiguousarray(x)})[0]
         return probs[:, self._order]
 
-    def loglik(self, probs: np.ndarray, floor: float = 1e-4) -> np.ndarray:
-        """(N, 6) log-likelihoods over SPACE_CLASSES from `predict`'s output; an occupancy model
-        gives every car colour the same P(car) (it says whether, not which)."""
-        p = np.log(np.clip(probs, floor, 1.0))
+    def loglik(self, probs: np.ndarray, floor: float = 1e-4, colour_trust: float = 0.3) -> np.ndarray:
+        """(N, 6) log-likelihoods over SPACE_CLASSES from `predict`'s output.
+
+        The net's empty-or-car answer is used as it is; its colour answer is tempered by
+        `colour_trust` (0: the net only says whether a car is there, 1: it names the colour as
+        surely as it says), since it learned plastic colours from renders."""
+        p = np.clip(probs, floor, 1.0)
         if self.occupancy:
-            return np.concatenate([p[:, :1], np.repeat(p[:, 1:2], len(SPACE_CLASSES) - 1, axis=1)], axis=1)
-        return p
+            lp = np.log(p)
+            return np.concatenate([lp[:, :1], np.repeat(lp[:, 1:2], len(SPACE_CLASSES) - 1, axis=1)], axis=1)
+        p_empty = p[:, 0]
+        p_car = np.clip(1.0 - probs[:, 0], floor, 1.0)
+        share = p[:, 1:] / p[:, 1:].sum(axis=1, keepdims=True)  # which colour, given a car
+        colour = colour_trust * np.log(share * (len(SPACE_CLASSES) - 1))
+        return np.concatenate([np.log(p_empty)[:, None], np.log(p_car)[:, None] + colour], axis=1)
 
 
 @lru_cache(maxsize=2)

@@ -28,7 +28,8 @@ W_COLOUR = 1.0
 W_CLASSIFIER = 1.0
 W_CHANGE = 1.0
 REGISTER = True  # fine-register the flattened board on the template's spaces (see spaces.register_to_template)
-CLASSIFIER_FLOOR = 1e-4  # probabilities below this are clipped (a net is never that sure off its data)
+CLASSIFIER_FLOOR = 0.02  # probabilities below this are clipped (a net is never that sure off its data)
+CLASSIFIER_COLOUR_TRUST = 0.3  # see SpaceClassifier.loglik
 
 
 @dataclass
@@ -100,7 +101,7 @@ class Reader:
         cprobs = None
         if self.classifier is not None:
             cprobs = self.classifier.predict(sp.patches)
-            parts.append((self.classifier.loglik(cprobs, CLASSIFIER_FLOOR), W_CLASSIFIER))
+            parts.append((self.classifier.loglik(cprobs, CLASSIFIER_FLOOR, CLASSIFIER_COLOUR_TRUST), W_CLASSIFIER))
         ll = fuse(parts)
         p = np.exp(ll - ll.max(axis=1, keepdims=True))
         p /= p.sum(axis=1, keepdims=True)

@@ -1,0 +1,90 @@
+"""Speed and memory of `ttr detect` on 12-megapixel photos.
+
+    python3 benchmarks/bench_detect.py [PHOTO ...] [--repeat 3]
+
+Reports:
+- batch: median seconds per photo with the reader (template, ONNX session) loaded once;
+- cold start: wall seconds of one `ttr detect --json PHOTO` process, start to exit;
+- peak memory: the largest resident set of that process (and of a batch process over all photos).
+
+Without photos it renders three 4032x3024 boards with `vision.synth` (a fixed seed) to time.
+The bar (issue 4): batch median <= 0.5 s, cold start <= 2 s, peak memory <= 1 GB.
+"""
+from __future__ import annotations
+
+import argparse
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def rendered_photos(out_dir: Path, n: int = 3) -> list[str]:
+    import numpy as np
+
+    from scoring.board import load_board
+    from vision.synth.positions import random_position
+    from vision.synth.render import render_photo
+
+    paths = []
+    for i in range(n):
+        rng = np.random.default_rng(500 + i)
+        photo = render_photo(rng, random_position(rng, load_board()), (4032, 3024))
+        p = out_dir / f"render_{i}.jpg"
+        p.write_bytes(photo.jpeg)
+        paths.append(str(p))
+    return paths
+
+
+def child_peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("photos", nargs="*")
+    ap.add_argument("--repeat", type=int, default=3, help="passes over the photos in the batch timing")
+    a = ap.parse_args()
+    photos = a.photos or rendered_photos(Path(tempfile.mkdtemp(prefix="ttr_bench_")))
+
+    # Batch, in this process: load once, then time each photo.
+    from vision.read import Reader
+
+    t0 = time.perf_counter()
+    reader = Reader()
+    load_s = time.perf_counter() - t0
+    reader.read_path(photos[0])  # warm-up (first-call costs of OpenCV/onnxruntime)
+    times = []
+    for _ in range(a.repeat):
+        for p in photos:
+            t = time.perf_counter()
+            reader.read_path(p)
+            times.append(time.perf_counter() - t)
+    batch = statistics.median(times)
+
+    # Cold start: a fresh `ttr detect` process on one photo.
+    colds = []
+    for _ in range(3):
+        t = time.perf_counter()
+        r = subprocess.run([sys.executable, "-m", "app.cli", "detect", "--json", photos[0]],
+                           capture_output=True, text=True)
+        colds.append(time.perf_counter() - t)
+        if r.returncode != 0:
+            print(r.stdout[-500:], r.stderr[-500:])
+    cold_rss = child_peak_rss_mb()
+    subprocess.run([sys.executable, "-m", "app.cli", "detect", "--json", *photos], capture_output=True, text=True)
+    batch_rss = child_peak_rss_mb()
+
+    print(f"photos: {len(photos)} ({', '.join(Path(p).name for p in photos[:4])}{' ...' if len(photos) > 4 else ''})")
+    print(f"reader load: {load_s:.2f} s")
+    print(f"batch: median {batch:.3f} s per photo (min {min(times):.3f}, max {max(times):.3f}, n={len(times)})")
+    print(f"cold start (ttr detect, one photo): median {statistics.median(colds):.2f} s (runs {', '.join(f'{c:.2f}' for c in colds)})")
+    print(f"peak memory: one photo {cold_rss:.0f} MB, all photos in one process {batch_rss:.0f} MB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

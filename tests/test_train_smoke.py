@@ -1,0 +1,40 @@
+"""The training recipe stays alive: a seconds-long `ttr train --smoke` renders patches, trains the
+YOLO classifier from its yaml offline, exports ONNX, writes the config, and the reader can load it.
+Skips when the training extra (ultralytics, torch) is not installed."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("ultralytics")
+pytest.importorskip("torch")
+
+
+def test_smoke_training_exports_a_model_the_reader_loads(tmp_path):
+    out = tmp_path / "models"
+    env = dict(os.environ, YOLO_OFFLINE="1", YOLO_AUTOINSTALL="false")
+    r = subprocess.run([sys.executable, "-m", "app.cli", "train", "--smoke", "--out", str(out),
+                        "--work", str(tmp_path / "work")],
+                       capture_output=True, text=True, timeout=900, env=env,
+                       cwd=Path(__file__).resolve().parents[1])
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    onnx, cfg = out / "space_classifier.onnx", out / "space_classifier.json"
+    assert onnx.exists() and cfg.exists()
+    config = json.loads(cfg.read_text())
+    assert config["imgsz"] == 64 and config["smoke"] is True
+    assert set(config["classes"]) == {"empty", "red", "blue", "green", "yellow", "black"}
+    assert config["crop"]["side_mm"] > 0 and config["versions"]["ultralytics"]
+    # Training saw patches of every kind.
+    assert sum(config["patches"]["train"].values()) > 100
+
+    from vision.classify import load_classifier
+
+    clf = load_classifier(str(onnx))
+    patches = np.random.default_rng(0).integers(0, 255, (5, 64, 64, 3), dtype=np.uint8)
+    p = clf.predict(patches)
+    assert p.shape == (5, 6)
+    assert np.allclose(p.sum(axis=1), 1.0, atol=1e-3)
