@@ -162,7 +162,7 @@ def _components_to_rects(mask: np.ndarray, min_fill: float):
             continue
         c, long_mm, short_mm = c / s, long_ / s, short / s
         lanes = 1
-        if SPACE_SHORT_MM[1] + 2.5 <= short_mm <= 2 * SPACE_SHORT_MM[1]:
+        if SPACE_SHORT_MM[1] + 2.5 <= short_mm <= 19.0:  # two lanes side by side (about 17 mm)
             lanes = 2
         elif not SPACE_SHORT_MM[0] <= short_mm <= SPACE_SHORT_MM[1]:
             continue
@@ -526,12 +526,36 @@ def outline_map(board_bgr: np.ndarray) -> np.ndarray:
     return np.minimum(bh / 30.0, 1.0)
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Maps:
-    """What the fitting samples: the outline map (0..1) and the photo in Lab (float), both at PX_PER_MM."""
+    """What the fitting samples: the outline map (0..1) and the photo in Lab (float), both at
+    PX_PER_MM; and the spaces already settled (centres, axes, in mm), which new ones must avoid."""
 
     lines: np.ndarray
     lab: np.ndarray
+    space_mm: tuple[float, float] = (25.0, 8.0)
+    occupied: list = field(default_factory=list)  # (centre, axis) of settled spaces
+
+    def overlap(self, centers: np.ndarray, axes: np.ndarray) -> np.ndarray:
+        """(h,) share of 27 points spread over each hypothesis that fall inside a settled space."""
+        if not self.occupied:
+            return np.zeros(len(centers))
+        a, b = self.space_mm[0] / 2, self.space_mm[1] / 2
+        oc = np.array([c for c, _ in self.occupied])
+        ou = np.array([u for _, u in self.occupied])
+        near = np.hypot(*(oc[None] - centers.mean(0)).T.reshape(2, -1)) <= 2 * a + \
+            np.hypot(*(centers - centers.mean(0)).T).max()
+        oc, ou = oc[near], ou[near]
+        if not len(oc):
+            return np.zeros(len(centers))
+        ti, tj = np.meshgrid(np.linspace(-0.45, 0.45, 9) * 2 * a, np.linspace(-0.4, 0.4, 3) * 2 * b)
+        nrm = np.stack([-axes[:, 1], axes[:, 0]], 1)
+        pts = centers[:, None, :] + ti.ravel()[None, :, None] * axes[:, None, :] + tj.ravel()[None, :, None] * nrm[:, None, :]
+        d = pts[:, :, None, :] - oc[None, None]  # (h, 27, m, 2)
+        along = np.abs((d * ou[None, None]).sum(-1))
+        across = np.abs(d[..., 0] * -ou[None, None, :, 1] + d[..., 1] * ou[None, None, :, 0])
+        inside = ((along < a - 0.3) & (across < b - 0.3)).any(-1)
+        return inside.mean(axis=1)
 
 
 def _outline_scores(maps: _Maps, centers: np.ndarray, axes: np.ndarray, long_mm: float,
@@ -570,21 +594,64 @@ def _outline_scores(maps: _Maps, centers: np.ndarray, axes: np.ndarray, long_mm:
     return score
 
 
+def _face_scores(maps: _Maps, centers: np.ndarray, axes: np.ndarray, long_mm: float,
+                    short_mm: float, want_lab=None) -> np.ndarray:
+    """How well rectangles (centres (h, 2), unit axes (h, 2), mm) sit on printed spaces.
+
+    A printed space is a face of one colour that stands out from what lies just outside each of
+    its sides (map, gap, outline or a neighbour). The score is the mean colour contrast between the
+    face and the strips just outside its sides (the weakest side left out: it may be shared with
+    the other lane of a double), plus the printed outline along the sides; with `want_lab`, less
+    a penalty for a face of another colour."""
+    s = PX_PER_MM
+    lab, lines = maps.lab, maps.lines
+    u = axes[:, None, :]
+    n = np.stack([-axes[:, 1], axes[:, 0]], 1)[:, None, :]
+    c = centers[:, None, :]
+    a, b = long_mm / 2, short_mm / 2
+
+    def mean_at(pts, image):
+        p = pts * s
+        xi = np.clip(np.round(p[..., 0]).astype(int), 0, image.shape[1] - 1)
+        yi = np.clip(np.round(p[..., 1]).astype(int), 0, image.shape[0] - 1)
+        return image[yi, xi].mean(axis=1)
+
+    gi, gj = np.meshgrid(np.linspace(-a + 0.8, a - 0.8, 12), np.linspace(-b + 0.8, b - 0.8, 5))
+    face = mean_at(c + gi.ravel()[None, :, None] * u + gj.ravel()[None, :, None] * n, lab)
+    tl = np.linspace(-a + 1.5, a - 1.5, 10)
+    ts = np.linspace(-b + 1.2, b - 1.2, 4)
+    depth = (0.6, 1.2, 1.8)
+    contrast = []
+    for sgn in (1, -1):
+        for pts in (np.concatenate([c + tl[None, :, None] * u + sgn * (b + d) * n for d in depth], axis=1),
+                    np.concatenate([c + sgn * (a + d) * u + ts[None, :, None] * n for d in depth], axis=1)):
+            contrast.append(np.sqrt(((face - mean_at(pts, lab)) ** 2).sum(-1)))
+    contrast = np.sort(np.stack(contrast, 1), axis=1)[:, 1:].mean(axis=1) / 40.0
+    score = contrast
+    if want_lab is not None:
+        distance = np.sqrt(((face - np.asarray(want_lab, float)) ** 2).sum(-1))
+        score = score - np.minimum(distance, 60) / 60
+    return score
+
+
 def refine_space(maps: _Maps, center, axis, long_mm: float, short_mm: float,
-                 reach_mm: tuple[float, float, float], want_lab=None) -> tuple[np.ndarray, np.ndarray, float]:
+                 reach_mm: tuple[float, float, float], want_lab=None, avoid: bool = False,
+                 by_face: bool = False) -> tuple[np.ndarray, np.ndarray, float]:
     """Move a space (within reach: along, across in mm, turn in degrees) onto its printed outline.
     Returns the centre, axis and the outline score there."""
     ra, rl, rt = reach_mm
-    da = np.arange(-ra, ra + 1e-6, 0.5)
-    dl = np.arange(-rl, rl + 1e-6, 0.5)
-    dt = np.deg2rad(np.arange(-rt, rt + 1e-6, 1.5))
+    da = np.arange(-ra, ra + 1e-6, 0.25)
+    dl = np.arange(-rl, rl + 1e-6, 0.25)
+    dt = np.deg2rad(np.arange(-rt, rt + 1e-6, 1.0))
     A, Lo, T = np.meshgrid(da, dl, dt, indexing="ij")
     u0 = np.asarray(axis, float)
     n0 = np.array([-u0[1], u0[0]])
     cs = np.asarray(center, float) + A.ravel()[:, None] * u0 + Lo.ravel()[:, None] * n0
     ang = np.arctan2(u0[1], u0[0]) + T.ravel()
     us = np.stack([np.cos(ang), np.sin(ang)], 1)
-    score = _outline_scores(maps, cs, us, long_mm, short_mm, want_lab)
+    score = (_face_scores if by_face else _outline_scores)(maps, cs, us, long_mm, short_mm, want_lab)
+    if avoid:
+        score = score - 2.0 * maps.overlap(cs, us)
     # Small preference for staying put: ties go to the chain's own estimate.
     score = score - 0.004 * (np.abs(A.ravel()) + np.abs(Lo.ravel()))
     best = int(np.argmax(score))
@@ -667,19 +734,26 @@ def _quad(center, axis, long_mm, short_mm) -> np.ndarray:
     return np.array([c - hl - hs, c + hl - hs, c + hl + hs, c - hl + hs])
 
 
-def _refine_chain(maps: _Maps, ch: _Chain, exact: list[bool], A, B, long_mm: float, short_mm: float, want_lab):
-    """Every space of a chain moved onto its printed outline. Found spaces move a little. A placed
-    space next to a settled one is searched for beyond it (any bend up to 80 degrees, any gap up
-    to 4 mm), so tracks that bend where a detector missed a space still follow the print."""
+def _settle_found(maps: _Maps, ch: _Chain, exact: list[bool], long_mm: float, short_mm: float):
+    """The chain's found spaces on their printed faces: a whole coloured face found by
+    segmentation is the printed space and stays; other detections (insides, frames, bars cut in
+    k) are nudged onto the face. Returns centres, axes and which are settled."""
     centers = [np.asarray(c, float) for c in ch.centers]
     axes = [np.asarray(u, float) for u in ch.axes]
-    n = len(centers)
     settled = [p >= 0 for p in ch.picks]
-    for k in range(n):
-        # A whole coloured face found by segmentation is the printed space: keep it. Other
-        # detections (insides, frames, bars cut in k) are nudged onto the outline.
+    for k in range(len(centers)):
         if settled[k] and not exact[k]:
-            centers[k], axes[k] = _settle(maps, centers[k], axes[k], long_mm, short_mm, (1.5, 1.0, 2.0))
+            centers[k], axes[k] = _settle(maps, centers[k], axes[k], long_mm, short_mm, (1.5, 1.0, 2.0), by_face=True)
+    return centers, axes, settled
+
+
+def _place_missing(maps: _Maps, centers, axes, settled, A, B, long_mm: float, short_mm: float, want_lab):
+    """Spaces no detector found, placed on the print: one between two settled neighbours is
+    fitted near the smooth curve between them; one beside a settled neighbour is tracked on from
+    it (any bend up to 80 degrees, gap up to 4 mm); a track with nothing found is tracked from a
+    city. New spaces avoid the spaces already settled anywhere on the board."""
+    n = len(centers)
+    centers, axes, settled = list(centers), list(axes), list(settled)
     while not all(settled):
         progress = False
         for k in range(n):
@@ -689,7 +763,7 @@ def _refine_chain(maps: _Maps, ch: _Chain, exact: list[bool], A, B, long_mm: flo
             after = k < n - 1 and settled[k + 1]
             if before and after:
                 p, tn = _hermite(centers[k - 1], axes[k - 1], centers[k + 1], axes[k + 1], 0.5)
-                centers[k], axes[k] = _settle(maps, p, tn, long_mm, short_mm, (3.0, 2.0, 8.0), want_lab)
+                centers[k], axes[k] = _settle(maps, p, tn, long_mm, short_mm, (3.0, 2.0, 8.0), want_lab, avoid=True)
             elif before or after:
                 j = k - 1 if before else k + 1
                 sign = 1.0 if before else -1.0
@@ -697,9 +771,12 @@ def _refine_chain(maps: _Maps, ch: _Chain, exact: list[bool], A, B, long_mm: flo
                 axes[k] = axes[k] * sign
             else:
                 continue
+            maps.occupied.append((centers[k], axes[k]))
             settled[k] = progress = True
-        if not progress:  # nothing found on this track: follow the print from city a
-            return _track_from_city(maps, A, B, n, long_mm, short_mm, want_lab)
+        if not progress:  # nothing found on this track: follow the print from a city
+            centers, axes = _track_from_city(maps, A, B, n, long_mm, short_mm, want_lab)
+            maps.occupied.extend(zip(centers, axes))
+            break
     return centers, axes
 
 
@@ -709,7 +786,8 @@ def _track_from_city(maps: _Maps, A, B, n: int, long_mm: float, short_mm: float,
     best = None
     for start, end, backwards in ((A, B, False), (B, A, True)):
         centers, axes = _track_one_way(maps, start, end, n, long_mm, short_mm, want_lab)
-        fit = float(_outline_scores(maps, np.array(centers), np.array(axes), long_mm, short_mm, want_lab).sum())
+        cs, us = np.array(centers), np.array(axes)
+        fit = float((_outline_scores(maps, cs, us, long_mm, short_mm, want_lab) - 2.0 * maps.overlap(cs, us)).sum())
         if backwards:
             centers, axes = centers[::-1], [-u for u in axes[::-1]]
         if best is None or fit > best[0]:
@@ -730,7 +808,7 @@ def _track_one_way(maps: _Maps, A, B, n: int, long_mm: float, short_mm: float, w
                 hu.append(v)
                 prior.append(0.1 * abs(dirn) / np.deg2rad(60))
     hc, hu = np.array(hc), np.array(hu)
-    score = _outline_scores(maps, hc, hu, long_mm, short_mm, want_lab) - np.array(prior)
+    score = _outline_scores(maps, hc, hu, long_mm, short_mm, want_lab) - np.array(prior) - 2.0 * maps.overlap(hc, hu)
     best = int(np.argmax(score))
     centers, axes = [hc[best]], [hu[best]]
     for _ in range(n - 1):
@@ -740,8 +818,8 @@ def _track_one_way(maps: _Maps, A, B, n: int, long_mm: float, short_mm: float, w
     return centers, axes
 
 
-def _settle(maps, c, u, long_mm, short_mm, reach, want_lab=None):
-    c2, u2, _ = refine_space(maps, c, u, long_mm, short_mm, reach, want_lab)
+def _settle(maps, c, u, long_mm, short_mm, reach, want_lab=None, avoid=False, by_face=False):
+    c2, u2, _ = refine_space(maps, c, u, long_mm, short_mm, reach, want_lab, avoid, by_face)
     return c2, (u2 if u2 @ u >= 0 else -u2)
 
 
@@ -755,17 +833,55 @@ def _track_next(maps, c, u, long_mm: float, short_mm: float, want_lab):
     for turn in np.deg2rad(np.arange(-80, 80.1, 3)):
         v = np.array([np.cos(turn) * u[0] - np.sin(turn) * u[1], np.sin(turn) * u[0] + np.cos(turn) * u[1]])
         # A bend pivots about a corner of the two spaces, so the new space's near end may sit up
-        # to half a width to either side.
-        for shift in np.linspace(-short_mm / 2, short_mm / 2, 5):
+        # to a width to either side.
+        for shift in np.linspace(-short_mm, short_mm, 9):
             for gap in np.arange(0.5, 4.01, 0.5):
                 hyps_c.append(end + nrm * shift + v * (gap + long_mm / 2))
                 hyps_u.append(v)
                 # Most tracks run straight or gently curved: bends and offsets must earn their place.
                 prior.append(0.1 * abs(turn) / np.deg2rad(45) + 0.02 * abs(shift))
     hc, hu = np.array(hyps_c), np.array(hyps_u)
-    score = _outline_scores(maps, hc, hu, long_mm, short_mm, want_lab) - np.array(prior)
+    score = _outline_scores(maps, hc, hu, long_mm, short_mm, want_lab) - np.array(prior) - 2.0 * maps.overlap(hc, hu)
     best = int(np.argmax(score))
-    return _settle(maps, hc[best], hu[best], long_mm, short_mm, (1.0, 1.0, 3.0), want_lab)
+    return _settle(maps, hc[best], hu[best], long_mm, short_mm, (1.0, 1.0, 3.0), want_lab, avoid=True)
+
+
+def _penetration(c1, u1, c2, u2, a: float, b: float) -> tuple[float, np.ndarray]:
+    """How deep two equal rectangles (half sizes a, b) overlap, and the unit direction that
+    separates them fastest (from 1 to 2); depth <= 0 when they do not overlap."""
+    best = (np.inf, None)
+    d = c2 - c1
+    for axis in (u1, np.array([-u1[1], u1[0]]), u2, np.array([-u2[1], u2[0]])):
+        r1 = a * abs(u1 @ axis) + b * abs(u1[0] * -axis[1] + u1[1] * axis[0])
+        r2 = a * abs(u2 @ axis) + b * abs(u2[0] * -axis[1] + u2[1] * axis[0])
+        depth = r1 + r2 - abs(d @ axis)
+        if depth < best[0]:
+            best = (depth, axis if d @ axis >= 0 else -axis)
+    return best
+
+
+def _separate(placed: dict, fixed: dict, long_mm: float, short_mm: float, rounds: int = 20) -> None:
+    """Move overlapping spaces apart in place (placed: track id -> (centres, axes))."""
+    keys = [(tid, k) for tid, (cs, _) in placed.items() for k in range(len(cs))]
+    a, b = long_mm / 2, short_mm / 2
+    for _ in range(rounds):
+        moved = False
+        centers = np.array([placed[t][0][k] for t, k in keys])
+        for i, j in zip(*np.nonzero(np.triu(np.hypot(*(centers[:, None] - centers[None]).transpose(2, 0, 1)) < 2 * a, 1))):
+            (ti, ki), (tj, kj) = keys[i], keys[j]
+            ci, ui = placed[ti][0][ki], placed[ti][1][ki]
+            cj, uj = placed[tj][0][kj], placed[tj][1][kj]
+            depth, away = _penetration(ci, ui, cj, uj, a, b)
+            if depth <= 0.05:
+                continue
+            fi, fj = fixed[ti][ki], fixed[tj][kj]
+            share_i = 0.5 if fi == fj else (0.0 if fi else 1.0)
+            step = depth + 0.05
+            placed[ti][0][ki] = ci - away * step * share_i
+            placed[tj][0][kj] = cj + away * step * (1 - share_i)
+            moved = True
+        if not moved:
+            return
 
 
 def _median_lab(cand: SpaceCandidates, colour: str, protos) -> np.ndarray:
@@ -795,13 +911,28 @@ def measure_template(image: np.ndarray, board: Board | None = None) -> MeasuredT
     chains = assign_tracks(cand, cities, board, long_mm)
 
     lab = cv2.cvtColor(cv2.medianBlur(img, 3), cv2.COLOR_BGR2LAB)
-    maps = _Maps(outline_map(img), cv2.cvtColor(cv2.GaussianBlur(img, (5, 5), 0), cv2.COLOR_BGR2LAB).astype(np.float32))
+    maps = _Maps(outline_map(img), cv2.cvtColor(cv2.GaussianBlur(img, (5, 5), 0), cv2.COLOR_BGR2LAB).astype(np.float32),
+                 (long_mm, short_mm))
     space_lab = {c: _median_lab(cand, c, protos) for c in PRINTED_COLORS}
+    settled = {}
+    for t in board.tracks:  # first every found space, so placed ones can keep clear of them
+        ch = chains[t.id]
+        exact = [p >= 0 and bool(cand.by_colour[p]) for p in ch.picks]
+        settled[t.id] = _settle_found(maps, ch, exact, long_mm, short_mm)
+        maps.occupied.extend((c, u) for c, u, ok in zip(*settled[t.id]) if ok)
+    placed = {}
+    # Then the missing ones, tracks with the fewest missing first (their neighbours are surest).
+    for t in sorted(board.tracks, key=lambda t: sum(not ok for ok in settled[t.id][2])):
+        placed[t.id] = _place_missing(maps, *settled[t.id], cities[t.a], cities[t.b], long_mm, short_mm,
+                                      space_lab[t.color])
+    # Printed spaces never overlap: push apart any two that still do (the one not measured from
+    # a whole coloured face moves; if both or neither were, both move half way).
+    fixed = {t.id: [p >= 0 and bool(cand.by_colour[p]) for p in chains[t.id].picks] for t in board.tracks}
+    _separate(placed, fixed, long_mm, short_mm)
     tracks, guessed = [], []
     for t in board.tracks:
         ch = chains[t.id]
-        exact = [p >= 0 and bool(cand.by_colour[p]) for p in ch.picks]
-        centers, axes = _refine_chain(maps, ch, exact, cities[t.a], cities[t.b], long_mm, short_mm, space_lab[t.color])
+        centers, axes = placed[t.id]
         quads, colours = [], []
         for k, (c, u) in enumerate(zip(centers, axes)):
             if (t.id, k) in OVERRIDES:
