@@ -75,7 +75,7 @@ def test_both_tracks_of_a_double_need_four_players(n_players, both_kept):
         assert r[j].owner is None
 
 
-def test_no_player_over_45_trains():
+def test_no_player_over_the_car_bound():
     # Give red every single track: far over 45 trains.
     owners = {t.id: "red" for t in BOARD.tracks if BOARD.double_of(t) is None}
     ll = evidence(owners, noise=0.5, seed=3)

@@ -12,7 +12,9 @@ before they become probabilities.
 Rules used to settle doubtful tracks (the best joint assignment that breaks none of them wins):
 - one player cannot own both tracks of a double route;
 - both tracks of a double are claimed only in 4-5 player games (players = colours seen);
-- a player has at most 45 trains.
+- a player has at most 48 cars on the board: 45 trains by the rules, but the box holds 48 of each
+  colour (3 spares) and real boards show them (the development photos have players at 46-48), so
+  the physical bound is the one a photo can be held to.
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ import numpy as np
 from scoring.board import Board, load_board
 from vision.reading import PLAYER_COLORS, SPACE_CLASSES, TrackReading
 
-TRAINS_PER_PLAYER = 45
+TRAINS_PER_PLAYER = 48  # cars of one colour in the box (45 + 3 spares); see the module doc
 # A track whose decided owner has a posterior below this is reported as doubtful.
 DOUBT_BELOW = 0.9
 
@@ -150,7 +152,7 @@ def settle_by_rules(scores: np.ndarray, choice: np.ndarray, board: Board) -> np.
             if tuple(best_pair) != (choice[i], choice[j]):
                 choice[i], choice[j] = best_pair
                 changed = True
-        # Trains: a player over 45 loses the claim that costs least to give up.
+        # Trains: a player over the bound loses the claim that costs least to give up.
         while True:
             used = trains_used(choice, board)
             over = [c for c, n in used.items() if n > TRAINS_PER_PLAYER]
