@@ -99,7 +99,8 @@ def locate_board(image_bgr: np.ndarray) -> BoardLocation:
             completed = _complete_weak_side(img, cand)
             if _DEBUG and completed is not None:
                 print("completed", np.round(completed.corners, 1).tolist(), "quality", round(completed.quality, 3))
-            if completed is not None and completed.quality > best.quality:
+            # Only a clear gain: a side slid onto some inner edge can score a little higher.
+            if completed is not None and completed.quality > max(best.quality, cand.quality + 0.05):
                 best = completed
             if best.quality >= GOOD_QUALITY:
                 break
