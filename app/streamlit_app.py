@@ -13,6 +13,7 @@ camera, use_camera, example, sel_track, owner_pick, board_click, restore.
 """
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 import tempfile
@@ -21,10 +22,10 @@ from pathlib import Path
 
 import streamlit as st
 
-# `streamlit run app/streamlit_app.py` puts app/ on the path, not the project; make the packages
-# importable either way (they are installed editable, but a plain checkout should work too).
+# `streamlit run app/streamlit_app.py` puts app/ on the path, not the project: an installed ttr
+# is found as it is; a plain checkout (not installed) is put on the path.
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
+if importlib.util.find_spec("scoring") is None:
     sys.path.insert(0, str(ROOT))
 
 from app import state as S  # noqa: E402

@@ -18,8 +18,9 @@ from app import state as S  # noqa: E402
 from scoring.board import load_board  # noqa: E402
 from scoring.rules import VARIANTS  # noqa: E402
 
+from app.launch import PAGE  # noqa: E402  (the page of the ttr being tested, installed or not)
+
 ROOT = Path(__file__).resolve().parents[1]
-APP = ROOT / "app" / "streamlit_app.py"
 EXAMPLE = ROOT / "examples" / "board.jpg"
 BOARD = load_board()
 
@@ -29,7 +30,7 @@ def track_id(a: str, b: str, color: str | None = None) -> int:
 
 
 def start() -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=120)
+    at = AppTest.from_file(str(PAGE), default_timeout=120)
     at.run()
     assert not at.exception, at.exception
     return at

@@ -21,7 +21,6 @@ import pytest
 
 CHROMIUM = "/usr/bin/chromium"
 ROOT = Path(__file__).resolve().parents[2]
-APP = ROOT / "app" / "streamlit_app.py"
 EXAMPLE = ROOT / "examples" / "board.jpg"
 SHOTS = ROOT / "docs" / "screenshots"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
