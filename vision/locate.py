@@ -7,16 +7,25 @@ turn in the photo rounded to 0/90/180/270, a confidence and photo-quality warnin
 Raises `BoardNotFound` when no board is there, `BoardCutOff` when the frame cuts into the map.
 
 How (classical, about 1000 px on the long side for the search, full resolution for the edges):
-1. The score track is a dark red-brown band all round the board: segment red-brown pixels, close
-   small gaps (digits), and take each large blob's convex hull.
-2. A quadrilateral from each hull: the four longest sides of a simplified hull (the light corner
-   medallions cut the hull's corners, so corners come from intersecting sides, not hull points).
-3. Each side is refined in the full-resolution photo: profiles across the side, a per-side colour
-   discriminant (band against whatever lies outside), the outermost band-to-outside crossing
-   found to a fraction of a pixel, then a robust line fit; corners are intersections of the lines.
-4. Which corner is the board's top-left: each of the four cyclic orders is flattened and scored
-   by the 36 city dots (copper discs at known places, `scoring.board.load_board().cities`),
-   plus the sides' proportions (795 x 525 mm) and an even band width all round.
+1. Candidate quadrilaterals, likeliest first: the score track is a dark red-brown band all round
+   the board, so red-brown pixels (three colour limits, from tight to loose) are grouped into
+   blobs; the four straight outline runs with most support (Hough lines) that wrap the blobs give
+   one quad, each blob's hull another (the light corner medallions cut the hull's corners, so
+   corners always come from intersecting sides). For a table as red-brown as the band, the pale
+   map's outline, stepped out by the band's 24.5 mm, gives more.
+2. Each side is refined in the full-resolution photo: profiles across the side, a per-side colour
+   discriminant (band against whatever lies outside), the outermost band-to-outside crossing to a
+   fraction of a pixel, then a trimmed line fit; corners are where the lines meet. A side is
+   scored by how many profiles agree, how well band and outside separate, and whether the strip
+   inside differs from the map (else it is the band's inner edge). The worst side rates the quad;
+   a clean one ends the search. Sides on the frame's edge are the photo's crop (band seen just
+   inside) or a cut-off board (no band: `BoardCutOff`).
+3. When three sides fit and one does not (a band washed out by side light), the fourth is slid
+   along its neighbours to where the strip inside looks most like the band of the other three.
+4. Which corner is the board's top-left: the quad is flattened both ways round and scored by the
+   36 city dots (copper discs at known places, `scoring.board.load_board().cities`), the other
+   two orders being the same flattenings turned half round; the sides' proportions (795 x 525 mm)
+   break near-ties.
 """
 from __future__ import annotations
 
@@ -84,8 +93,6 @@ def locate_board(image_bgr: np.ndarray) -> BoardLocation:
                 cand = _refine(img, cand.corners, second=True)
         except _Reject:
             continue
-        if _DEBUG:
-            print("candidate", np.round(cand.corners, 1).tolist(), "quality", round(cand.quality, 3))
         # A board whose seen sides fit well but that runs into the frame without its band.
         cut_seen |= cand.cut_off and cand.seen_quality >= 0.3
         tried.append(cand)
@@ -97,8 +104,6 @@ def locate_board(image_bgr: np.ndarray) -> BoardLocation:
         # Three good sides and a missed fourth: complete the likeliest few candidates.
         for cand in sorted(tried, key=lambda c: -c.quality)[:3]:
             completed = _complete_weak_side(img, cand)
-            if _DEBUG and completed is not None:
-                print("completed", np.round(completed.corners, 1).tolist(), "quality", round(completed.quality, 3))
             # Only a clear gain: a side slid onto some inner edge can score a little higher.
             if completed is not None and completed.quality > max(best.quality, cand.quality + 0.05):
                 best = completed
@@ -402,13 +407,6 @@ def _wraps(q: np.ndarray, pts: np.ndarray, tol: float = 2.0) -> bool:
         if np.any(cross < -tol * np.linalg.norm(d)):
             return False
     return True
-
-
-def _on_frame(a, b, w, h, tol=2.5) -> bool:
-    for axis, lim in ((0, 0), (0, w - 1), (1, 0), (1, h - 1)):
-        if abs(a[axis] - lim) < tol and abs(b[axis] - lim) < tol:
-            return True
-    return False
 
 
 def _intersect(s1, s2):
@@ -787,15 +785,10 @@ def _board_order(small: np.ndarray, q_small: np.ndarray):
     prior = np.array([-(ratio_even - target) ** 2, -(-ratio_even - target) ** 2] * 2)
     total = scores + 0.02 * prior
     best = int(np.argmax(total))
-    if _DEBUG:
-        print("orient scores", np.round(scores, 4), "prior", np.round(prior, 4))
     rest = np.sort(total)[-2]
     margin = total[best] - rest
     conf = float(np.clip(margin / 0.03, 0, 1))
     return best, conf, float(scores[best])
-
-
-_DEBUG = False
 
 
 def _orientation_of(corners: np.ndarray) -> int:
