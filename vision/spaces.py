@@ -127,7 +127,7 @@ def normalise_light(flattened: np.ndarray, quads_px: np.ndarray, px_per_mm: floa
 
 def crop_spaces(board_norm: np.ndarray, quads_px: np.ndarray, px_per_mm: float,
                 geometry: CropGeometry = CropGeometry(), track_ids: np.ndarray | None = None,
-                index: np.ndarray | None = None, inner: tuple[float, float] = (0.7, 0.5)) -> SpacePatches:
+                index: np.ndarray | None = None, inner: tuple[float, float] = (0.7, 0.35)) -> SpacePatches:
     """Patches and inner-colour statistics of every space (see module doc).
 
     `inner` is the part of the space (fraction of length, of width) whose colour is measured: cars
