@@ -338,7 +338,8 @@ if ss["reading"] is not None:
     st.success(f"{r.image}: {n_claimed} tracks claimed, "
                f"{len(r.doubtful)} doubtful (marked ? below).")
     for w in r.warnings:
-        st.warning(w)
+        if not w.startswith(f"{len(r.doubtful)} doubtful"):  # (listed first in the track list below)
+            st.warning(w, icon=":material/warning:")
 
 # 3. Check and correct -------------------------------------------------------------------------
 have_board = bool(ss["owners"])

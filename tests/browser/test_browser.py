@@ -184,8 +184,12 @@ def test_a_game_at_the_table(server, browser, reading):
         re.compile(rf"Total\s*{sheet['players'][0]['total']}\s*$"))
 
 
-def test_the_results_fit_a_phone_screen(server, browser):
-    """The same page at 390 x 844 (a phone held upright): nothing wider than the screen."""
+def test_the_results_fit_a_phone_screen(server, browser, reading):
+    """The same page at 390 x 844 (a phone held upright): a zoomed board to tap on, and nothing
+    wider than the screen."""
+    from app.state import track_label
+    from calibration.template import load_template
+
     page = browser.new_page()
     page.set_viewport_size({"width": 390, "height": 844})
     page.goto(server)
@@ -193,6 +197,26 @@ def test_the_results_fit_a_phone_screen(server, browser):
     settle(page)
     page.get_by_role("button", name=re.compile("Try the example photo")).click()
     page.get_by_text(re.compile(r"tracks claimed")).wait_for(timeout=120_000)
+    settle(page)
+
+    # Zoom on the east third of the board and tap a track there
+    tpl = load_template()
+    east = [t for t in reading.tracks if t.owner and not t.doubtful
+            and tpl.tracks[t.track_id].centers()[:, 0].min() > 0.6 * tpl.board_mm[0]]
+    track = max(east, key=lambda t: t.length)
+    page.get_by_test_id("stButtonGroup").get_by_text("East", exact=True).click()
+    settle(page)
+    image = page.frame_locator('iframe[title*="streamlit_image_coordinates"]').locator("#image")
+    for _ in range(100):  # until the east third (taller than wide) has replaced the whole board
+        box = image.bounding_box()
+        if box and box["height"] > box["width"]:
+            break
+        page.wait_for_timeout(200)
+    x, y = tpl.tracks[track.track_id].centers()[track.length // 2]
+    image.click(position={"x": (x / tpl.board_mm[0] - 0.55) / 0.45 * box["width"],
+                          "y": y / tpl.board_mm[1] * box["height"]})
+    expect(page.get_by_test_id("stRadio").filter(
+        has_text="Owner of " + track_label(page_board().tracks[track.track_id]))).to_be_visible(timeout=30_000)
     settle(page)
     first = page.get_by_test_id("stMultiSelect").filter(has_text="tickets").first
     first.scroll_into_view_if_needed()
