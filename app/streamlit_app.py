@@ -9,7 +9,8 @@ Session state (all plain values, kept across reruns):
   reading               the last `vision.reading.Reading` (flattened board, doubtful tracks)
   pending               widget values to set before the widgets are drawn on the next run
 Widget keys: variant, ticket_values, players, name_<c>, tickets_<c>, marker_<c>, photo,
-camera, use_camera, example, sel_track, owner_pick, board_click, restore.
+camera, use_camera, example, by_hand, zoom, board_click, sel_track, owner_pick, undo, path_pick,
+dl_json, dl_csv, restore, calib_photos, calibrate, forget_calibration.
 """
 from __future__ import annotations
 
@@ -91,7 +92,7 @@ def table() -> S.TableState:
 
 
 # ---------------------------------------------------------------------------------------------
-# Reading a photo (models load once per server, in the reader's own loader)
+# Reading a photo (the reader and its model load once per server: st.cache_resource)
 
 CALIBRATION_DIR = Path(os.environ.get("TTR_CALIBRATION_DIR") or Path.home() / ".ttr" / "calibration")
 
@@ -249,6 +250,43 @@ def board_scene():
 
 def rgb(bgr):
     return bgr[:, :, ::-1].copy()
+
+
+# ---------------------------------------------------------------------------------------------
+# Calibration
+
+def calibrate() -> None:
+    """`ttr calibrate` on the uploaded empty-board photos, saved where the reader looks."""
+    from calibration.fit import fit_calibration
+
+    files = ss.get("calib_photos") or []
+    ss["calib_error"], ss["calib_note"] = None, None
+    with tempfile.TemporaryDirectory() as tmp, st.status("Measuring every space of your board…"):
+        paths = []
+        for i, f in enumerate(files):  # each under its own name, so messages name it
+            (Path(tmp) / str(i)).mkdir()
+            paths.append(Path(tmp) / str(i) / Path(f.name).name)
+            paths[-1].write_bytes(f.getvalue())
+
+        def named(msg: str) -> str:
+            for p in paths:
+                msg = msg.replace(str(p), p.name)
+            return msg
+
+        try:
+            cal, warnings = fit_calibration([str(p) for p in paths])
+        except TtrError as e:
+            ss["calib_error"] = named(str(e))
+            return
+        cal.save(CALIBRATION_DIR)
+    reader.clear()
+    ss["calib_note"] = " ".join([f"Calibrated from {len(files)} photo(s): later photos are read "
+                                 "against your own board."] + [named(w) for w in warnings])
+
+
+def forget_calibration() -> None:
+    (CALIBRATION_DIR / "calibration.json").unlink(missing_ok=True)
+    reader.clear()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -421,10 +459,10 @@ if have_board and len(players) >= 2:
             st.success(f"**Shared win: {' and '.join(names)}**, {by_color[winners[0]]['total']} points "
                        f"each. {decided}", icon=":material/trophy:")
         for p in sheet["players"]:
-            st_ = p["score_track"]
-            if st_ and st_.get("reported") is not None and not st_.get("matches"):
-                st.warning(f"{tab.display_name(p['color'])}: the score track says {st_['reported']}, "
-                           f"the routes on the board make {st_['expected']}. Recount the marker or "
+            check = p["score_track"]
+            if check and not check["matches"]:
+                st.warning(f"{tab.display_name(p['color'])}: the score track says {check['reported']}, "
+                           f"the routes on the board make {check['expected']}. Recount the marker or "
                            f"check the tracks above.", icon=":material/warning:")
         per_row = min(len(sheet["players"]), 3)
         # rows of columns, so that on a phone (columns stacked) players keep their order
@@ -447,10 +485,10 @@ if have_board and len(players) >= 2:
         st.subheader("Longest paths")
         holders = [p["color"] for p in sheet["players"] if p["longest_path_bonus"]]
         choices = (["bonus"] if holders else []) + [p["color"] for p in sheet["players"]]
-        labels = {c: f"{DOT[c]} {name_of(c)}" for c in choices if c != "bonus"}
-        labels["bonus"] = "the bonus holder" + ("s" if len(holders) > 1 else "")
+        path_labels = {c: f"{DOT[c]} {name_of(c)}" for c in choices if c != "bonus"}
+        path_labels["bonus"] = "the bonus holder" + ("s" if len(holders) > 1 else "")
         pick = st.radio("Show the longest path of", choices, horizontal=True, key="path_pick",
-                        format_func=labels.get)
+                        format_func=path_labels.get)
         show = holders if pick == "bonus" else [pick]
         paths = {c: by_color[c]["longest_path_tracks"] for c in show}
         st.image(rgb(draw_paths(draw_tracks(board_scene(), ss["owners"]), paths)),
@@ -474,43 +512,7 @@ with st.expander("Load a saved game (JSON)", icon=":material/upload_file:"):
     if ss.get("restore_error"):
         st.error(ss["restore_error"], icon=":material/error:")
 
-# 7. Calibration (optional) --------------------------------------------------------------------
-
-
-def calibrate() -> None:
-    """`ttr calibrate` on the uploaded empty-board photos, saved where the reader looks."""
-    from calibration.fit import fit_calibration
-
-    files = ss.get("calib_photos") or []
-    ss["calib_error"], ss["calib_note"] = None, None
-    with tempfile.TemporaryDirectory() as tmp, st.status("Measuring every space of your board…"):
-        paths = []
-        for i, f in enumerate(files):  # each under its own name, so messages name it
-            (Path(tmp) / str(i)).mkdir()
-            paths.append(Path(tmp) / str(i) / Path(f.name).name)
-            paths[-1].write_bytes(f.getvalue())
-
-        def named(msg: str) -> str:
-            for p in paths:
-                msg = msg.replace(str(p), p.name)
-            return msg
-
-        try:
-            cal, warnings = fit_calibration([str(p) for p in paths])
-        except TtrError as e:
-            ss["calib_error"] = named(str(e))
-            return
-        cal.save(CALIBRATION_DIR)
-    reader.clear()
-    ss["calib_note"] = " ".join([f"Calibrated from {len(files)} photo(s): later photos are read "
-                                 "against your own board."] + [named(w) for w in warnings])
-
-
-def forget_calibration() -> None:
-    (CALIBRATION_DIR / "calibration.json").unlink(missing_ok=True)
-    reader.clear()
-
-
+# 7. Calibration (optional) -------------------------------------------------------------------
 with st.expander("Calibrate the reader to your own board (optional)", icon=":material/tune:"):
     st.caption("Printings differ. Photograph your board empty (no trains), whole, in your usual "
                "light; the reader then compares every space with how it looks on your board. "
