@@ -62,25 +62,26 @@ def board_canvas(width: int = 1200) -> np.ndarray:
 
 
 def draw_tracks(scene: np.ndarray, owners: Mapping[int, str | None], doubtful: Iterable[int] = (),
-                selected: int | None = None) -> np.ndarray:
-    """Each owned track's spaces filled in its owner's colour; doubtful tracks ringed and marked
-    "?"; the selected track ringed in cyan. Unowned spaces get a faint outline so they can be
-    found and clicked."""
+                selected: int | None = None, fill: float = 0.72) -> np.ndarray:
+    """Each owned track's spaces in its owner's colour: filled at opacity `fill` (low on a photo,
+    so the cars stay visible to compare) inside a bold outline of that colour; doubtful tracks
+    ringed in magenta and marked "?"; the selected track ringed in cyan. Unowned spaces get a
+    faint outline so they can be found and tapped."""
     tpl = _template_for(scene)
-    out = scene.copy()
-    fill = scene.copy()
     thick = max(1, round(scene.shape[1] / 600))
+    tinted = scene.copy()
     for track in tpl.tracks:
         owner = owners.get(track.id)
         for quad in track.spaces:
             if owner:
-                cv2.fillPoly(fill, [_px(quad)], OWNER_BGR[owner], cv2.LINE_AA)
-    out = cv2.addWeighted(fill, 0.72, out, 0.28, 0)
+                cv2.fillPoly(tinted, [_px(quad)], OWNER_BGR[owner], cv2.LINE_AA)
+    out = cv2.addWeighted(tinted, fill, scene, 1 - fill, 0)
     for track in tpl.tracks:
         owner = owners.get(track.id)
         for quad in track.spaces:
             if owner:
-                cv2.polylines(out, [_px(quad)], True, OUTLINE_BGR[owner], thick, cv2.LINE_AA)
+                cv2.polylines(out, [_px(quad)], True, OUTLINE_BGR[owner], 2 * thick + 2, cv2.LINE_AA)
+                cv2.polylines(out, [_px(quad)], True, OWNER_BGR[owner], 2 * thick, cv2.LINE_AA)
             else:
                 cv2.polylines(out, [_px(quad)], True, (235, 235, 235), 1, cv2.LINE_AA)
     for tid in doubtful:

@@ -248,6 +248,12 @@ def board_scene():
     return img
 
 
+def owner_fill() -> float:
+    """How opaque the owners' colours are drawn: on a photo, faint, so the cars under them can
+    be compared with what was read; on a drawn board, solid."""
+    return 0.25 if ss["reading"] is not None else 0.85
+
+
 def rgb(bgr):
     return bgr[:, :, ::-1].copy()
 
@@ -391,7 +397,7 @@ if have_board:
     st.caption("Tap a track on the board (or pick it from the list), then tap its owner. "
                f"Doubtful tracks are ringed in magenta. {n_fixed} corrected so far.")
     scene = board_scene()
-    shown = draw_tracks(scene, owners, doubtful_ids(), ss.get("sel_track"))
+    shown = draw_tracks(scene, owners, doubtful_ids(), ss.get("sel_track"), fill=owner_fill())
     # On a phone the whole board is ~360 px wide; a third of it, shown as large, is easy to tap.
     st.segmented_control("Zoom", list(ZOOM), key="zoom", label_visibility="collapsed",
                          format_func=lambda z: ZOOM[z][0])
@@ -491,7 +497,7 @@ if have_board and len(players) >= 2:
                         format_func=path_labels.get)
         show = holders if pick == "bonus" else [pick]
         paths = {c: by_color[c]["longest_path_tracks"] for c in show}
-        st.image(rgb(draw_paths(draw_tracks(board_scene(), ss["owners"]), paths)),
+        st.image(rgb(draw_paths(draw_tracks(board_scene(), ss["owners"], fill=owner_fill()), paths)),
                  caption=" · ".join(f"{name_of(c)}: {by_color[c]['longest_path']} trains, "
                                     + S.DASH.join(by_color[c]["longest_path_cities"])
                                     for c in show), width="stretch")
