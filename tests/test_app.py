@@ -318,6 +318,36 @@ def test_json_export_restores_the_same_game():
     assert download(fresh, "dl_json").encode() == saved
 
 
+def test_the_saved_game_is_a_file_ttr_tally_scores_the_same(tmp_path):
+    import subprocess
+
+    at = by_hand(start(), {**RED, **BLUE})
+    at.multiselect(key="tickets_blue").set_value(["Seattle – Los Angeles"]).run()
+    path = tmp_path / "ttr-game.json"
+    path.write_text(download(at, "dl_json"), encoding="utf-8")
+    out = subprocess.run(["ttr", "tally", str(path), "--json"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    tally = {p["color"]: p["total"] for p in json.loads(out.stdout)["players"]}
+    shown = {c: t.value.iloc[-1, 1] for c, t in zip(["red", "blue"], at.table)}
+    assert tally == shown
+
+
+def test_the_csv_score_sheet_adds_up_to_each_total():
+    import csv
+    import io
+
+    tab = S.TableState(players=["red", "blue"], owners={**RED, **BLUE},
+                       tickets={"red": ["Denver – El Paso"], "blue": ["Seattle – Los Angeles"]})
+    game, sheet = S.score(tab)
+    rows = list(csv.DictReader(io.StringIO(S.sheet_csv(sheet))))
+    for p in sheet["players"]:
+        mine = [r for r in rows if r["player"] == p["color"]]
+        parts = sum(int(r["points"]) for r in mine
+                    if r["item"] in ("route", "ticket", "longest path", "globetrotter"))
+        assert parts == p["total"] == int(next(r["points"] for r in mine if r["item"] == "total"))
+        assert sum(int(r["points"]) for r in mine if r["item"] == "route") == p["route_points"]
+
+
 def test_a_broken_game_file_is_refused_with_a_message():
     at = by_hand(start(), RED)
     at.file_uploader(key="restore").set_value(("game.json", b'{"variant": "classic", "players": [', "application/json")).run()
