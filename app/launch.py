@@ -5,6 +5,7 @@ settings a person at the table wants: no browser pop-up on a server, no usage st
 """
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -37,4 +38,8 @@ def run(args) -> int:
         raise TtrError(f"--port {args.port} is not a port number (1-65535)")
     print(f"ttr app: serving on http://{args.address or 'localhost'}:{args.port} (Ctrl+C stops it)",
           file=sys.stderr)
-    return subprocess.call(command(args.port, args.address))
+    cmd = command(args.port, args.address)
+    if os.name == "posix":  # become the server: a stop signal then reaches it, no orphan is left
+        sys.stderr.flush()
+        os.execv(cmd[0], cmd)
+    return subprocess.call(cmd)

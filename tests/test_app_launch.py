@@ -25,6 +25,7 @@ def test_ttr_app_serves_the_page_on_the_port_asked():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
+    # its own session, so that everything it starts can be stopped together
     proc = subprocess.Popen(["ttr", "app", "--port", str(port), "--address", "127.0.0.1"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
