@@ -147,6 +147,17 @@ def test_results_match_the_scoring_engine_and_name_the_winner():
     assert f"{'Ada (red)' if winner == 'red' else 'Blue'} wins" in texts(at.success)
 
 
+def test_the_bonus_rows_follow_the_variant():
+    at = by_hand(start(), {**RED, **BLUE})
+    at.selectbox(key="variant").set_value("1910").run()
+    items = list(at.table[0].value.iloc[:, 0])
+    assert any(i.startswith("Globetrotter") for i in items)
+    assert not any(i.startswith("Longest path") for i in items)
+    at.selectbox(key="variant").set_value("mega").run()
+    items = list(at.table[0].value.iloc[:, 0])
+    assert any(i.startswith("Globetrotter") for i in items) and any(i.startswith("Longest path") for i in items)
+
+
 def test_tied_longest_paths_are_both_drawn():
     six = [t for t in BOARD.tracks if t.length == 6 and BOARD.double_of(t) is None]
     at = by_hand(start(), {six[0].id: "red", six[1].id: "blue"})
