@@ -96,6 +96,16 @@ def reading():
     return Reader().read_path(str(EXAMPLE))
 
 
+def legal(reading, track_id: int, owner: str) -> bool:
+    from scoring.errors import TtrError
+
+    try:
+        expected_sheet(reading, track_id, owner, ("Denver", "El Paso"), "red")
+    except TtrError:
+        return False
+    return True
+
+
 def expected_sheet(reading, track_id: int, new_owner: str, ticket: tuple[str, str], player: str) -> dict:
     """What `scoring` says for the example photo after the same correction and ticket."""
     from app import state as S
@@ -137,9 +147,11 @@ def test_a_game_at_the_table(server, browser, reading):
     picker.wait_for()
     assert _checked(picker) == track.owner
     choices = [t.split()[-1] for t in picker.locator("label:has(input)").all_inner_texts()]
-    # to the player with the fewest trains, so that nobody goes over 45
+    # to a player who may take it by the rules (45 trains, doubles), the one with fewest trains
     trains = {c: sum(t.length for t in reading.tracks if t.owner == c) for c in choices}
-    new_owner = min((c for c in choices if c not in (track.owner, "nobody")), key=trains.get)
+    new_owner = next(c for c in sorted(choices, key=lambda c: trains[c])
+                     if c not in (track.owner, "nobody")
+                     and legal(reading, track.track_id, c))
     picker.locator("label:has(input)").filter(has_text=re.compile(rf"\b{new_owner}$")).click()
     expect(page.get_by_test_id("stCaptionContainer").filter(
         has_text=f"Corrected: the photo reads {track.owner}")).to_be_visible(timeout=30_000)
