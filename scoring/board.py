@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from importlib import resources
 
 PRINTED_COLORS = ("red", "blue", "green", "yellow", "black", "white", "orange", "pink", "gray")
@@ -57,8 +57,14 @@ class Board:
     tickets: tuple[Ticket, ...]
 
     def tracks_between(self, a: str, b: str) -> list[Track]:
-        pair = frozenset((a, b))
-        return [t for t in self.tracks if t.cities == pair]
+        return list(self._tracks_by_pair.get(frozenset((a, b)), ()))
+
+    @cached_property
+    def _tracks_by_pair(self) -> dict[frozenset[str], tuple[Track, ...]]:
+        by_pair: dict[frozenset[str], tuple[Track, ...]] = {}
+        for t in self.tracks:
+            by_pair[t.cities] = by_pair.get(t.cities, ()) + (t,)
+        return by_pair
 
     def double_of(self, track: Track) -> Track | None:
         """The other track of a double route, or None for a single route."""
