@@ -179,7 +179,7 @@ def run(args) -> int:
         "versions": {"ultralytics": metrics.get("ultralytics"), "torch": metrics.get("torch"),
                      "python": platform.python_version()},
         "seconds": {"render": round(t_render, 1), "train_export": round(t_train, 1)},
-        "command": "ttr " + " ".join(sys.argv[2:]) if len(sys.argv) > 1 else "ttr train",
+        "command": "ttr train " + " ".join(a for a in sys.argv[1:] if a != "train"),
     }
     (out_dir / "space_classifier.json").write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {out_dir / 'space_classifier.onnx'} and space_classifier.json "
