@@ -29,7 +29,7 @@ W_CLASSIFIER = 1.0
 W_CHANGE = 1.0
 REGISTER = True  # fine-register the flattened board on the template's spaces (see spaces.register_to_template)
 CLASSIFIER_FLOOR = 0.02  # probabilities below this are clipped (a net is never that sure off its data)
-CLASSIFIER_COLOUR_TRUST = 0.3  # see SpaceClassifier.loglik
+CLASSIFIER_COLOUR_TRUST = 0.5  # see SpaceClassifier.loglik
 
 
 @dataclass
