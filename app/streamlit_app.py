@@ -143,12 +143,14 @@ def read_photo(name: str, data: bytes) -> None:
     ss["reading"] = reading
     ss["owners"] = dict(owners)
     ss["read_owners"] = dict(owners)
-    found = {o for o in owners.values() if o}
+    # The players are the colours on the board, and anyone already given a name or a ticket.
+    entered = {c for c in ss["players"] if ss.get(f"name_{c}") or ss.get(f"tickets_{c}")
+               or ss.get(f"marker_{c}") is not None}
+    players = S.sort_players({o for o in owners.values() if o} | entered)
     pending = {"sel_track": None}
-    if not found <= set(ss["players"]):
-        pending["players"] = S.sort_players(set(ss["players"]) | found)
-        ss["photo_note"] = ("Added " + ", ".join(sorted(found - set(ss["players"]))) +
-                            " to the players: the photo shows their trains.")
+    if len(players) >= 2 and players != S.sort_players(ss["players"]):
+        pending["players"] = players
+        ss["photo_note"] = ("Players set from the trains on the photo: " + ", ".join(players) + ".")
     ss["pending"] = pending
     st.rerun()
 

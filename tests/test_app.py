@@ -206,13 +206,23 @@ def test_the_example_photo_is_read_and_shown_for_checking(example_reading):
     assert at.session_state["owners"] == owners
     claimed = sum(1 for o in owners.values() if o)
     assert f"board.jpg: {claimed} tracks claimed, {len(example_reading.doubtful)} doubtful" in texts(at.success)
-    # every colour on the board became a player, in the box's order
-    assert at.multiselect(key="players").value == S.sort_players({"red", "blue"} | set(example_reading.claims()))
+    # the colours on the board are the players, in the box's order
+    assert at.multiselect(key="players").value == S.sort_players(example_reading.claims())
     # doubtful tracks head the track list, least sure first
     doubtful = sorted(example_reading.doubtful, key=lambda t: t.confidence)
     assert at.selectbox(key="sel_track").options[:len(doubtful)] == \
         ["(?) " + S.track_label(BOARD.tracks[t.track_id]) for t in doubtful]
     assert len(at.table) == len(at.multiselect(key="players").value)  # a result per player
+
+
+def test_a_player_already_entered_stays_when_the_photo_is_read(example_reading):
+    absent = next(c for c in ("red", "blue", "green", "yellow", "black") if c not in example_reading.claims())
+    at = start()
+    at.multiselect(key="players").set_value(S.sort_players({absent, "blue"})).run()
+    at.text_input(key=f"name_{absent}").set_value("Ada").run()
+    at.button(key="example").click().run()
+    assert at.multiselect(key="players").value == S.sort_players(set(example_reading.claims()) | {absent})
+    assert at.text_input(key=f"name_{absent}").value == "Ada"
 
 
 def test_correcting_a_track_of_the_photo_changes_the_score(example_reading):

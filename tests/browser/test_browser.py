@@ -112,7 +112,7 @@ def expected_sheet(reading, track_id: int, new_owner: str, ticket: tuple[str, st
 
     owners = {t.track_id: t.owner for t in reading.tracks}
     owners[track_id] = new_owner
-    players = S.sort_players({o for o in owners.values() if o} | {"red", "blue"})
+    players = S.sort_players(o for o in owners.values() if o)  # the page takes them from the photo
     tab = S.TableState(players=players, owners=owners, tickets={player: [S.DASH.join(ticket)]})
     return S.score(tab)[1]
 
