@@ -9,6 +9,7 @@ measured against the board's paper, since rendered plastic colours are only near
    `seed .. seed+count-1`), flatten each through its true corners moved by a random ~0.5 % of the
    board diagonal (what the locator's error does to real crops), normalise the light and cut every
    space exactly as the reader does (`vision.spaces`). Labels come from the rendered truth.
+   The players' plastic is randomised more widely than the renderer does (`_WiderPlastic`).
 2. Build an Ultralytics YOLO classifier from its yaml (`yolo11n-cls.yaml`, no download) and train it
    fully offline on those patches (one board in ten held out for validation).
 3. Export it to ONNX (`space_classifier.onnx`, dynamic batch) and write `space_classifier.json`
@@ -78,7 +79,8 @@ def render_patches(out_dir: Path, count: int, seed: int, imgsz: int, side_mm: fl
         s = seed + i
         rng = np.random.default_rng(s)
         claims = random_position(rng, board)
-        photo = render_photo(rng, claims, photo_wh)
+        with _WiderPlastic(s + 1_000_000):
+            photo = render_photo(rng, claims, photo_wh)
         owner = {tid: colour for colour, ids in claims.items() for tid in ids}
         corners = np.asarray(photo.corners_xy, dtype=float)
         diag = np.linalg.norm(corners[0] - corners[2])
@@ -99,6 +101,42 @@ def render_patches(out_dir: Path, count: int, seed: int, imgsz: int, side_mm: fl
         shutil.rmtree(out_dir / "val")
         shutil.copytree(out_dir / "train", out_dir / "val")
     return counts
+
+
+class _WiderPlastic:
+    """Domain randomisation of the players' plastic while rendering training boards.
+
+    The renderer draws each game's plastic near one shade per colour; real plastic under real
+    light spans more (a yellow car can be nearly as bright as the paper, a black one nearly black).
+    The net must not learn one rendered shade as "the" colour, so every game's plastic is further
+    brightened or darkened at random. A context manager: the renderer is restored afterwards.
+    """
+
+    def __init__(self, seed: int):
+        self.rng = np.random.default_rng(seed)
+
+    def __enter__(self):
+        from vision.synth import trains
+
+        self._trains, self._orig = trains, trains.player_colors
+        rng = self.rng
+
+        def wider(game_rng, players):
+            out = self._orig(game_rng, players)
+            for p, c in out.items():
+                if p == "black":
+                    out[p] = c * rng.uniform(0.3, 1.0)
+                else:
+                    lift = rng.uniform(0.0, 0.3)  # towards white: brighter, less saturated
+                    out[p] = np.clip(c * rng.uniform(0.85, 1.25) + (255.0 - c) * lift, 8, 250)
+            return out
+
+        trains.player_colors = wider
+        return self
+
+    def __exit__(self, *exc):
+        self._trains.player_colors = self._orig
+        return False
 
 
 def _offline_env(work: Path) -> None:
