@@ -32,6 +32,11 @@ def draw_reading(flattened: np.ndarray, reading: Reading, thickness: int = 3) ->
     """Each claimed track outlined in its owner's colour, doubtful tracks marked with a magenta '?'."""
     out = flattened.copy()
     quads, _ = _track_quads_px(reading.px_per_mm)
+    if reading.space_quads_px is not None:  # where the reader found the spaces on this board
+        from calibration.template import load_template
+
+        bounds = np.cumsum([0] + [t.length for t in load_template().tracks])
+        quads = [reading.space_quads_px[bounds[i]:bounds[i + 1]] for i in range(len(bounds) - 1)]
     for t in reading.tracks:
         q = quads[t.track_id]
         if t.owner:

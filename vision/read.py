@@ -127,7 +127,7 @@ class Reader:
             warnings.append(f"{len(doubtful)} doubtful track(s), please check: {names}{more}")
         return Reading(image=image_name, location=location, tracks=tracks, flattened=flattened,
                        px_per_mm=px_per_mm, warnings=warnings,
-                       elapsed_ms=(time.perf_counter() - t_start) * 1000.0)
+                       elapsed_ms=(time.perf_counter() - t_start) * 1000.0, space_quads_px=ev.quads_px)
 
     def read(self, image_bgr: np.ndarray, image_name: str = "", t_start: float | None = None,
              scale_to_photo: float = 1.0) -> Reading:

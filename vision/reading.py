@@ -61,6 +61,7 @@ class Reading:
     px_per_mm: float  # scale of `flattened`
     warnings: list[str] = field(default_factory=list)
     elapsed_ms: float = 0.0
+    space_quads_px: np.ndarray | None = None  # (309, 4, 2) where each space was read in `flattened`
 
     @property
     def doubtful(self) -> list[TrackReading]:
