@@ -399,10 +399,34 @@ def _city(who: str, name: str, board: Board, problems: list[str]) -> str | None:
     folded = {_fold(c): c for c in board.cities}
     if _fold(name) in folded:
         return folded[_fold(name)]
-    close = difflib.get_close_matches(_fold(name), list(folded), n=1, cutoff=0.6)
-    hint = f" (did you mean \"{folded[close[0]]}\"?)" if close else ""
+    close = _closest(_fold(name), list(folded))
+    hint = f" (did you mean \"{folded[close]}\"?)" if close else ""
     problems.append(f"{who}: unknown city {_quote(name)}{hint}")
     return None
+
+
+def _closest(word: str, choices: list[str]) -> str | None:
+    """The choice a typo most likely meant: one or two letters off (swaps count as one, which
+    difflib misses: "Maimi"), else difflib's closest."""
+    distance, choice = min((_typos(word, c), c) for c in choices)
+    if distance <= min(2, max(1, len(word) // 4)):
+        return choice
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def _typos(a: str, b: str) -> int:
+    """Edits from a to b: letters inserted, deleted, changed or swapped with the next."""
+    previous2: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        row = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            row[j] = min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                row[j] = min(row[j], previous2[j - 2] + 1)
+        previous2, previous = previous, row
+    return previous[-1]
 
 
 def _printed_color(name: str) -> str | None:
