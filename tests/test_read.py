@@ -224,3 +224,20 @@ def test_real_played_photo_is_mostly_right(reader):
         got.setdefault((frozenset((t.a, t.b)), t.color), []).append(t.owner)
     right = sum(sorted(map(str, v)) == sorted(map(str, got.get(k, []))) for k, v in want.items())
     assert right >= 0.9 * len(want)  # a regression floor; the bar itself is measured by eval_real.py
+
+
+def test_score_reads_the_photo_and_tallies_the_game_file(tmp_path):
+    photo, owners = _render(12, (1200, 900))
+    p = tmp_path / "board.jpg"
+    p.write_bytes(photo.jpeg)
+    game = tmp_path / "game.json"
+    game.write_text(json.dumps(photo.game))
+    r = _ttr("score", str(p), "--game", str(game), "--json")
+    assert r.returncode == 0, r.stderr[-1000:]
+    out = json.loads(r.stdout)
+    assert {"reading", "score", "doubtful"} <= set(out)
+    assert len(out["reading"]["tracks"]) == 100
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    r = _ttr("score", str(p), "--game", str(bad))
+    assert r.returncode == 2 and "Traceback" not in r.stderr and r.stderr.startswith("ttr: error:")

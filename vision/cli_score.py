@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import sys
 
+RULES_TRAINS = 45
+
 
 def add_arguments(parser):
     parser.add_argument("photo", metavar="PHOTO", help="a photo of the finished board")
@@ -46,6 +48,7 @@ def run(args) -> int:
     from scoring.game import load_json
     from scoring.report import render_text
     from scoring.score import score_game
+    from vision.decide import DecideConfig
     from vision.read import Reader
 
     game_data = load_json(args.game) if args.game else None  # bad files fail before the photo is read
@@ -54,7 +57,8 @@ def run(args) -> int:
         from calibration.fit import load_calibration
 
         calibration = load_calibration(args.calibration)
-    reading = Reader(calibration).read_path(args.photo)
+    # Scoring holds a game to the rules, so the reading is too: at most 45 trains a player.
+    reading = Reader(calibration, decide_cfg=DecideConfig(max_trains=RULES_TRAINS)).read_path(args.photo)
     sheet = score_game(game_from_reading(reading, game_data))
     doubtful = [f"{t.a}-{t.b} ({t.color}): {t.owner or 'nobody'}, confidence {t.confidence:.2f}"
                 for t in reading.doubtful]

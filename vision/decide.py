@@ -35,6 +35,7 @@ class DecideConfig:
     temperature: float = 2.0  # divides summed space log-likelihoods (spaces are correlated)
     empty_prior: float = 0.0  # log-prior added to the "empty" hypothesis of every track
     doubt_below: float = DOUBT_BELOW
+    max_trains: int = TRAINS_PER_PLAYER  # 45 to hold a reading to the rules (scoring needs that)
 
 
 def track_scores(space_loglik: np.ndarray, cfg: DecideConfig) -> np.ndarray:
@@ -59,11 +60,11 @@ def decide_tracks(space_loglik: list[np.ndarray], space_probs: list[np.ndarray] 
         raise ValueError(f"{len(space_loglik)} tracks of evidence, the board has {len(board.tracks)}")
     scores = np.stack([track_scores(ll, cfg) for ll in space_loglik])  # (100, 6)
     choice = scores.argmax(axis=1)
-    choice = settle_by_rules(scores, choice, board)
+    choice = settle_by_rules(scores, choice, board, cfg.max_trains)
 
     out = []
     for t in board.tracks:
-        allowed = _allowed_hypotheses(t.id, choice, board)
+        allowed = _allowed_hypotheses(t.id, choice, board, cfg.max_trains)
         post = _posterior(scores[t.id], allowed)
         c = int(choice[t.id])
         conf = float(post[c])
@@ -79,10 +80,11 @@ def _players(choice: np.ndarray) -> set[int]:
     return set(np.unique(choice).tolist()) - {0}
 
 
-def _allowed_hypotheses(track_id: int, choice: np.ndarray, board: Board) -> np.ndarray:
+def _allowed_hypotheses(track_id: int, choice: np.ndarray, board: Board,
+                        max_trains: int = TRAINS_PER_PLAYER) -> np.ndarray:
     """Which hypotheses track `track_id` may take given every other track's decision."""
     used = trains_used(choice, board)
-    return np.array([_ok(track_id, h, choice, board, used) for h in range(len(SPACE_CLASSES))])
+    return np.array([_ok(track_id, h, choice, board, used, max_trains) for h in range(len(SPACE_CLASSES))])
 
 
 _DOUBLES: dict[int, tuple[int, ...]] = {}
@@ -100,7 +102,8 @@ def _double_ids(board: Board) -> tuple[int, ...]:
     return _DOUBLES[id(board)]
 
 
-def _ok(track_id: int, h: int, choice: np.ndarray, board: Board, used: dict | None = None) -> bool:
+def _ok(track_id: int, h: int, choice: np.ndarray, board: Board, used: dict | None = None,
+        max_trains: int = TRAINS_PER_PLAYER) -> bool:
     """Would giving track `track_id` to hypothesis `h` (0 = nobody) break a rule, others fixed?"""
     if h == 0:
         return True
@@ -115,7 +118,7 @@ def _ok(track_id: int, h: int, choice: np.ndarray, board: Board, used: dict | No
             return False  # both tracks of a double only in 4-5 player games
     used = used if used is not None else trains_used(choice, board)
     mine = t.length if choice[track_id] == h else 0
-    return used.get(h, 0) - mine + t.length <= TRAINS_PER_PLAYER
+    return used.get(h, 0) - mine + t.length <= max_trains
 
 
 def trains_used(choice: np.ndarray, board: Board) -> dict[int, int]:
@@ -129,7 +132,8 @@ def _lengths(board: Board) -> np.ndarray:
     return np.array([t.length for t in board.tracks], float)
 
 
-def settle_by_rules(scores: np.ndarray, choice: np.ndarray, board: Board) -> np.ndarray:
+def settle_by_rules(scores: np.ndarray, choice: np.ndarray, board: Board,
+                    max_trains: int = TRAINS_PER_PLAYER) -> np.ndarray:
     """Change the fewest-cost decisions until no rule is broken; returns the new choice (100,)."""
     choice = np.array(choice, dtype=int)
     doubles = [(i, j) for i, j in enumerate(_double_ids(board)) if j > i]
@@ -155,7 +159,7 @@ def settle_by_rules(scores: np.ndarray, choice: np.ndarray, board: Board) -> np.
         # Trains: a player over the bound loses the claim that costs least to give up.
         while True:
             used = trains_used(choice, board)
-            over = [c for c, n in used.items() if n > TRAINS_PER_PLAYER]
+            over = [c for c, n in used.items() if n > max_trains]
             if not over:
                 break
             c = over[0]
@@ -168,7 +172,7 @@ def settle_by_rules(scores: np.ndarray, choice: np.ndarray, board: Board) -> np.
                 for k in np.argsort(-alt):
                     if alt[k] == -np.inf:
                         break
-                    if not _ok(t.id, int(k), choice, board, used):
+                    if not _ok(t.id, int(k), choice, board, used, max_trains):
                         continue
                     cost = scores[t.id, c] - alt[k]
                     if cost < best_cost:
