@@ -594,49 +594,9 @@ def _outline_scores(maps: _Maps, centers: np.ndarray, axes: np.ndarray, long_mm:
     return score
 
 
-def _face_scores(maps: _Maps, centers: np.ndarray, axes: np.ndarray, long_mm: float,
-                    short_mm: float, want_lab=None) -> np.ndarray:
-    """How well rectangles (centres (h, 2), unit axes (h, 2), mm) sit on printed spaces.
-
-    A printed space is a face of one colour that stands out from what lies just outside each of
-    its sides (map, gap, outline or a neighbour). The score is the mean colour contrast between the
-    face and the strips just outside its sides (the weakest side left out: it may be shared with
-    the other lane of a double), plus the printed outline along the sides; with `want_lab`, less
-    a penalty for a face of another colour."""
-    s = PX_PER_MM
-    lab, lines = maps.lab, maps.lines
-    u = axes[:, None, :]
-    n = np.stack([-axes[:, 1], axes[:, 0]], 1)[:, None, :]
-    c = centers[:, None, :]
-    a, b = long_mm / 2, short_mm / 2
-
-    def mean_at(pts, image):
-        p = pts * s
-        xi = np.clip(np.round(p[..., 0]).astype(int), 0, image.shape[1] - 1)
-        yi = np.clip(np.round(p[..., 1]).astype(int), 0, image.shape[0] - 1)
-        return image[yi, xi].mean(axis=1)
-
-    gi, gj = np.meshgrid(np.linspace(-a + 0.8, a - 0.8, 12), np.linspace(-b + 0.8, b - 0.8, 5))
-    face = mean_at(c + gi.ravel()[None, :, None] * u + gj.ravel()[None, :, None] * n, lab)
-    tl = np.linspace(-a + 1.5, a - 1.5, 10)
-    ts = np.linspace(-b + 1.2, b - 1.2, 4)
-    depth = (0.6, 1.2, 1.8)
-    contrast = []
-    for sgn in (1, -1):
-        for pts in (np.concatenate([c + tl[None, :, None] * u + sgn * (b + d) * n for d in depth], axis=1),
-                    np.concatenate([c + sgn * (a + d) * u + ts[None, :, None] * n for d in depth], axis=1)):
-            contrast.append(np.sqrt(((face - mean_at(pts, lab)) ** 2).sum(-1)))
-    contrast = np.sort(np.stack(contrast, 1), axis=1)[:, 1:].mean(axis=1) / 40.0
-    score = contrast
-    if want_lab is not None:
-        distance = np.sqrt(((face - np.asarray(want_lab, float)) ** 2).sum(-1))
-        score = score - np.minimum(distance, 60) / 60
-    return score
-
-
 def refine_space(maps: _Maps, center, axis, long_mm: float, short_mm: float,
-                 reach_mm: tuple[float, float, float], want_lab=None, avoid: bool = False,
-                 by_face: bool = False) -> tuple[np.ndarray, np.ndarray, float]:
+                 reach_mm: tuple[float, float, float], want_lab=None,
+                 avoid: bool = False) -> tuple[np.ndarray, np.ndarray, float]:
     """Move a space (within reach: along, across in mm, turn in degrees) onto its printed outline.
     Returns the centre, axis and the outline score there."""
     ra, rl, rt = reach_mm
@@ -649,7 +609,7 @@ def refine_space(maps: _Maps, center, axis, long_mm: float, short_mm: float,
     cs = np.asarray(center, float) + A.ravel()[:, None] * u0 + Lo.ravel()[:, None] * n0
     ang = np.arctan2(u0[1], u0[0]) + T.ravel()
     us = np.stack([np.cos(ang), np.sin(ang)], 1)
-    score = (_face_scores if by_face else _outline_scores)(maps, cs, us, long_mm, short_mm, want_lab)
+    score = _outline_scores(maps, cs, us, long_mm, short_mm, want_lab)
     if avoid:
         score = score - 2.0 * maps.overlap(cs, us)
     # Small preference for staying put: ties go to the chain's own estimate.
@@ -734,17 +694,13 @@ def _quad(center, axis, long_mm, short_mm) -> np.ndarray:
     return np.array([c - hl - hs, c + hl - hs, c + hl + hs, c - hl + hs])
 
 
-def _settle_found(maps: _Maps, ch: _Chain, exact: list[bool], long_mm: float, short_mm: float):
-    """The chain's found spaces on their printed faces: a whole coloured face found by
-    segmentation is the printed space and stays; other detections (insides, frames, bars cut in
-    k) are nudged onto the face. Returns centres, axes and which are settled."""
+def _settle_found(ch: _Chain):
+    """The chain's found spaces stay where their detectors put them (nudging them onto outlines
+    or faces made them worse: on a drawn board with known spaces, and against the printed spaces
+    of the played photos). Returns centres, axes and which are settled."""
     centers = [np.asarray(c, float) for c in ch.centers]
     axes = [np.asarray(u, float) for u in ch.axes]
-    settled = [p >= 0 for p in ch.picks]
-    for k in range(len(centers)):
-        if settled[k] and not exact[k]:
-            centers[k], axes[k] = _settle(maps, centers[k], axes[k], long_mm, short_mm, (1.5, 1.0, 2.0), by_face=True)
-    return centers, axes, settled
+    return centers, axes, [p >= 0 for p in ch.picks]
 
 
 def _place_missing(maps: _Maps, centers, axes, settled, A, B, long_mm: float, short_mm: float, want_lab):
@@ -818,8 +774,8 @@ def _track_one_way(maps: _Maps, A, B, n: int, long_mm: float, short_mm: float, w
     return centers, axes
 
 
-def _settle(maps, c, u, long_mm, short_mm, reach, want_lab=None, avoid=False, by_face=False):
-    c2, u2, _ = refine_space(maps, c, u, long_mm, short_mm, reach, want_lab, avoid, by_face)
+def _settle(maps, c, u, long_mm, short_mm, reach, want_lab=None, avoid=False):
+    c2, u2, _ = refine_space(maps, c, u, long_mm, short_mm, reach, want_lab, avoid)
     return c2, (u2 if u2 @ u >= 0 else -u2)
 
 
@@ -916,9 +872,7 @@ def measure_template(image: np.ndarray, board: Board | None = None) -> MeasuredT
     space_lab = {c: _median_lab(cand, c, protos) for c in PRINTED_COLORS}
     settled = {}
     for t in board.tracks:  # first every found space, so placed ones can keep clear of them
-        ch = chains[t.id]
-        exact = [p >= 0 and bool(cand.by_colour[p]) for p in ch.picks]
-        settled[t.id] = _settle_found(maps, ch, exact, long_mm, short_mm)
+        settled[t.id] = _settle_found(chains[t.id])
         maps.occupied.extend((c, u) for c, u, ok in zip(*settled[t.id]) if ok)
     placed = {}
     # Then the missing ones, tracks with the fewest missing first (their neighbours are surest).
