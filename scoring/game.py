@@ -92,6 +92,8 @@ class Game:
             players.append(PlayerClaims(color, tuple(track_ids), tuple(held),
                                         _check_score_track(f"player {color}", score_track.get(color), problems)))
         _check_colors([p.color for p in players], problems)
+        if not players:
+            problems.append("game: no players")
         if not problems:
             game = cls(variant_name, values, tuple(players))
             problems.extend(rule_problems(game, board))
