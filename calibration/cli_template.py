@@ -54,7 +54,7 @@ def run(args) -> int:
     if args.action == "measure":
         from calibration.measure import draw_measurement, measure_template
 
-        result = measure_template(image)
+        result = measure_template(image, photo_name=Path(args.photo).name)
         result.template.save(args.out)
         print(result.summary())
         if args.debug:

@@ -55,9 +55,11 @@ SPACE_SHORT_MM = (4.0, 11.0)
 SPACE_MM = (25.0, 8.0)  # typical printed space, long x short, to split bars of spaces run together
 _GAP_MM = 2.0  # typical gap between two spaces of a track
 
-# Hand fixes, (track id, space index) -> reason. Empty: every space on the dev board was found or
-# placed by the chain. A fix would be given here with the photo it was needed for.
-OVERRIDES: dict[tuple[int, int], tuple[tuple[float, float], str]] = {}
+# Hand fixes the tool cannot make itself: (track id, space index) -> (centre mm, long-axis unit
+# vector pointing from city a to city b, why). Empty: on the board measured for the packaged
+# template (IMG_4048) every space was either detected or tracked onto its print (all 30 tracked
+# ones were checked by eye on zoomed overlays). A fix goes here, with the photo that needed it.
+OVERRIDES: dict[tuple[int, int], tuple[tuple[float, float], tuple[float, float], str]] = {}
 
 TRACK_BGR = {"red": (40, 40, 220), "blue": (220, 90, 20), "green": (40, 190, 80), "yellow": (0, 220, 240),
              "black": (40, 40, 40), "white": (250, 250, 250), "orange": (0, 140, 255),
@@ -845,8 +847,9 @@ def _median_lab(cand: SpaceCandidates, colour: str, protos) -> np.ndarray:
     return np.median(cand.lab[sel], axis=0) if sel.sum() >= 3 else np.asarray(protos[colour], float)
 
 
-def measure_template(image: np.ndarray, board: Board | None = None) -> MeasuredTemplate:
-    """Measure every space, city dot and score cell on a flattened photo of the empty board."""
+def measure_template(image: np.ndarray, board: Board | None = None, photo_name: str = "") -> MeasuredTemplate:
+    """Measure every space, city dot and score cell on a flattened photo of the empty board
+    (`photo_name` only goes into the template's `source` note)."""
     import cv2
 
     board = board or load_board()
@@ -897,12 +900,15 @@ def measure_template(image: np.ndarray, board: Board | None = None) -> MeasuredT
             colours.append(_sample_lab(lab, c, u, long_mm, short_mm))
         tracks.append(TrackTemplate(t.id, t.a, t.b, t.color, t.length, np.array(quads), np.array(colours)))
     score_cells, notes = find_score_cells(img, board)
+    photo = f" ({photo_name})" if photo_name else ""
     source = (f"Measured by calibration.measure (ttr template measure) from a flattened photo of an empty "
-              f"board: spaces from colour segmentation and outlined-rectangle detection, assigned to "
-              f"tracks by chains from city a to city b; every space drawn as the measured median "
+              f"board{photo}: spaces found by colour segmentation and outlined-rectangle detection, "
+              f"assigned to tracks by chains from city a to city b; each space is the measured median "
               f"rectangle {long_mm:.1f} x {short_mm:.1f} mm at its detected centre and angle; "
-              f"{len(guessed)} spaces placed between their neighbours. One-colour doubles: the lower "
-              f"track id is the upper lane (the left lane where the track runs more up-down than across).")
+              f"{len(guessed)} spaces no detector found were tracked onto their print from their "
+              f"neighbours; {len(OVERRIDES)} hand fixes. Score cells: comb fit along the border's red "
+              f"band. One-colour doubles: the lower track id is the upper lane (the left lane where "
+              f"the track runs more up-down than across).")
     template = Template(board_mm=tuple(float(v) for v in board.board_mm), cities=cities,
                         tracks=tuple(tracks), score_cells=score_cells, source=source)
     problems = check_template(template, board)

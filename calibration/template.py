@@ -79,7 +79,11 @@ class Template:
         return (self.board_mm[0] * self.scale_xy[0], self.board_mm[1] * self.scale_xy[1])
 
     def to_pixels(self, px_per_mm: float | tuple[float, float]) -> "Template":
-        """The same template in pixels of a flattened board image (`px_per_mm` as one figure or x, y)."""
+        """The same template in pixels of a flattened board image (`px_per_mm` as one figure or x, y).
+
+        Pixel coordinates run from the image's outer edge (0 = the board's edge), so a point lies
+        half a pixel away from OpenCV's pixel-centre coordinates: well under a millimetre at any
+        size this is used at."""
         if self.units != "mm":
             raise ValueError("to_pixels works on a millimetre template")
         sx, sy = (px_per_mm, px_per_mm) if np.isscalar(px_per_mm) else px_per_mm
