@@ -6,7 +6,8 @@ Prints one line per figure:
 - the longest path of a full 45-train network packed into the most loop-rich part of the map
   (Chicago, Pittsburgh, New York, Washington, Raleigh, Atlanta, Nashville, Saint Louis, with
   Toronto, Montréal and Charleston), the target being under 10 ms per player;
-- the longest path of random legal 45-train networks anywhere on the map (median and worst);
+- the longest path of random legal networks of up to 45 trains (median and worst): anywhere on
+  the map, inside that east region, and inside random connected regions;
 - `ttr tally --json` of a 5-player game in a fresh process, and the same parse + score in-process.
 """
 from __future__ import annotations
@@ -63,6 +64,16 @@ def random_network(rng: random.Random, board, cities: set[str] | None = None) ->
     return ids
 
 
+def random_region(rng: random.Random, board, size: int) -> set[str]:
+    """`size` cities grown from a random one along tracks."""
+    region = {rng.choice(sorted(board.cities))}
+    while len(region) < size:
+        t = rng.choice(board.tracks)
+        if (t.a in region) != (t.b in region):
+            region |= {t.a, t.b}
+    return region
+
+
 def random_five_player_game(rng: random.Random, board) -> dict:
     """A legal 5-player classic game: tracks dealt round-robin until trains run out."""
     claims = {c: [] for c in PLAYER_COLORS}
@@ -99,6 +110,14 @@ def main() -> None:
             per_network.append(min(timed_ms(lambda: longest_path(ids, board), 3)))
         print(f"longest path, 300 random legal networks {where} (up to 45 trains): "
               f"median {statistics.median(per_network):.2f} ms, worst {max(per_network):.2f} ms")
+
+    rng = random.Random(3)
+    per_network = []
+    for _ in range(1000):
+        ids = random_network(rng, board, random_region(rng, board, rng.randint(8, 18)))
+        per_network.append(min(timed_ms(lambda: longest_path(ids, board), 1)))
+    print(f"longest path, 1000 random legal networks in random connected regions of 8-18 cities: "
+          f"median {statistics.median(per_network):.2f} ms, worst {max(per_network):.2f} ms")
 
     game = random_five_player_game(random.Random(7), board)
     times = timed_ms(lambda: score_game(parse_game(game, board), board=board), 20)
