@@ -201,8 +201,11 @@ def _parse(data: Any, board: Board) -> tuple[Game | None, list[str]]:
 def _check_variant(variant: Any, problems: list[str]) -> str:
     if isinstance(variant, int) and not isinstance(variant, bool):
         variant = str(variant)  # 1910 written as a number
-    if isinstance(variant, str) and variant.strip().lower() in VARIANTS:
-        return variant.strip().lower()
+    if isinstance(variant, str):
+        name = "-".join(variant.lower().replace("_", " ").split())
+        name = {"bigcities": "big-cities"}.get(name, name)
+        if name in VARIANTS:
+            return name
     hint = _did_you_mean(str(variant), VARIANTS) if isinstance(variant, str) else ""
     problems.append(f"unknown variant {_quote(variant)}{hint} (choose from {', '.join(VARIANTS)})")
     return "classic"

@@ -192,3 +192,9 @@ def test_parse_does_not_change_its_input():
     before = copy.deepcopy(data)
     parse_game(data)
     assert data == before
+
+
+@pytest.mark.parametrize("written,variant", [("Big Cities", "big-cities"), ("bigcities", "big-cities"),
+                                             ("big_cities", "big-cities"), (1910, "1910"), ("MEGA", "mega")])
+def test_variant_spellings(written, variant):
+    assert parse_game({"variant": written, "players": [{"color": "red"}]}).variant == variant
