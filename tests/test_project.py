@@ -34,3 +34,19 @@ def test_packages_come_from_the_installed_copy():
     for name in PACKAGES:
         path = importlib.import_module(name).__file__
         assert "site-packages" in path, f"{name} imported from the source tree: {path}"
+
+
+def test_each_subcommand_has_its_own_help():
+    for name in ("tally", "detect", "score", "calibrate", "render", "template", "train", "app"):
+        r = subprocess.run(["ttr", name, "--help"], capture_output=True, text=True)
+        assert r.returncode == 0, (name, r.stderr)
+        assert f"ttr {name}" in r.stdout
+
+
+def test_tally_does_not_load_image_libraries():
+    """`ttr tally` imports only scoring: quick to start, and no OpenCV in a pure command."""
+    code = ("import sys\nfrom app.cli import main\n"
+            "try:\n    main(['tally', '--help'])\nexcept SystemExit:\n    pass\n"
+            "print([m for m in ('cv2', 'numpy', 'onnxruntime', 'streamlit') if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "[]"
