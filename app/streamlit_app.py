@@ -35,8 +35,8 @@ from scoring.board import load_board  # noqa: E402
 from scoring.errors import TtrError  # noqa: E402
 from scoring.rules import PLAYER_COLORS, VARIANTS  # noqa: E402
 
-# The bundled example: beside the sources in a checkout (examples/ is not installed as a package).
-EXAMPLE = next((p for p in (ROOT / "examples" / "board.jpg", Path.cwd() / "examples" / "board.jpg")
+# The bundled example: examples/ in a checkout; installed, it ships as app/examples (pyproject).
+EXAMPLE = next((p for p in (ROOT / "examples" / "board.jpg", Path(__file__).parent / "examples" / "board.jpg")
                 if p.exists()), None)
 DISPLAY_WIDTH = 1400  # pixels of the board image sent to the browser
 # Views of the board to tap on: label, left and right edge as fractions of the board's width.
