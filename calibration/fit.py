@@ -128,19 +128,23 @@ def fit_from_flattened(flats: list[np.ndarray], names: list[str], reader=None) -
 
     reader = reader or Reader(calibration=None, use_classifier=False)
     quads_px = reader.quads_px(PX_PER_MM)
-    views: list[EmptyView] = []
     warnings: list[str] = []
-    for flat, name in zip(flats, names):
-        norm = normalise_light(flat, quads_px, PX_PER_MM)
-        if not views:
-            # The first view fixes the calibration's frame: put it on the template's spaces.
-            moved, score = register_to_template(norm, quads_px, PX_PER_MM)
-            if score > 0:
-                norm = warp_quads_frame(norm, moved, quads_px)
+    norms = [normalise_light(flat, quads_px, PX_PER_MM) for flat in flats]
+    # The calibration's frame is the template's: the photo whose spaces register best on the
+    # template is put on it, and the others are aligned to that one on their map drawings (a finer
+    # match than spaces alone).
+    regs = [register_to_template(norm, quads_px, PX_PER_MM) for norm in norms]
+    anchor = int(np.argmax([score for _, score in regs]))
+    moved, score = regs[anchor]
+    anchor_board = warp_quads_frame(norms[anchor], moved, quads_px) if score > 0 else norms[anchor]
+    views: list[EmptyView] = []
+    for i, (flat, norm, name) in enumerate(zip(flats, norms, names)):
+        if i == anchor:
+            norm = anchor_board
         else:
-            norm, score = align_to_reference(norm, views[0].board_bgr, PX_PER_MM)
+            norm, score = align_to_reference(norm, anchor_board, PX_PER_MM)
             if score < 0.5:
-                warnings.append(f"{name}: does not line up with the first photo's board (match {score:.2f})")
+                warnings.append(f"{name}: does not line up with the other photos' board (match {score:.2f})")
         sp = crop_spaces(norm, quads_px, PX_PER_MM, CropGeometry(), reader.track_ids, reader.index)
         # A calibration photo should be empty: say so if it looks played.
         claimed = [t for t in reader.decide(reader.evidence(flat)) if t.owner and not t.doubtful]
