@@ -52,10 +52,19 @@ def test_one_bad_space_does_not_split_a_track():
 def test_one_player_per_double():
     i, j = doubles()[0]
     ll = evidence({i: "red", j: "red", 50: "blue", 60: "green", 70: "yellow"})
-    ll[j][:, player_index("black")] = 3.0  # the second-best reading of j
+    ll[j][:, player_index("black")] = 8.0  # j looks as black as it looks red
     r = decide_tracks(ll)
     assert r[i].owner != r[j].owner
     assert {r[i].owner, r[j].owner} == {"red", "black"}
+
+
+def test_an_empty_lane_showing_its_neighbours_cars_stays_empty():
+    i, j = doubles()[0]
+    ll = evidence({i: "red", 50: "blue", 60: "green", 70: "yellow"})
+    ll[j][:, player_index("red")] = 5.0  # red cars of lane i spill onto lane j
+    ll[j][:, player_index("black")] = 3.0
+    r = decide_tracks(ll)
+    assert r[i].owner == "red" and r[j].owner is None
 
 
 @pytest.mark.parametrize("n_players, both_kept", [(2, False), (3, False), (4, True), (5, True)])

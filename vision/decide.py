@@ -150,7 +150,7 @@ def settle_by_rules(scores: np.ndarray, choice: np.ndarray, board: Board,
                     if ci and cj:
                         if ci == cj or len(rest_players | {ci, cj}) < 4:
                             continue
-                    s = scores[i, ci] + scores[j, cj]
+                    s = _lane_score(scores[i], ci, cj) + _lane_score(scores[j], cj, ci)
                     if s > best:
                         best, best_pair = s, (ci, cj)
             if tuple(best_pair) != (choice[i], choice[j]):
@@ -185,6 +185,19 @@ def settle_by_rules(scores: np.ndarray, choice: np.ndarray, board: Board,
         if not changed:
             break
     return choice
+
+
+SPILL = 2.0  # tempered log-likelihood cost of a lane showing its neighbour's cars instead of print
+
+
+def _lane_score(lane_scores: np.ndarray, own: int, other: int) -> float:
+    """Score of one lane of a double taking hypothesis `own` while the other lane takes `other`.
+
+    The lanes lie side by side, so cars laid a little off their lane show on the neighbour's
+    spaces: an empty lane next to a claimed one may look like the neighbour's colour."""
+    if own == 0 and other != 0:
+        return float(np.logaddexp(lane_scores[0], lane_scores[other] - SPILL))
+    return float(lane_scores[own])
 
 
 def player_index(color: str) -> int:
