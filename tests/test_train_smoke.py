@@ -1,26 +1,29 @@
 """The training recipe stays alive: a seconds-long `ttr train --smoke` renders patches, trains the
 YOLO classifier from its yaml offline, exports ONNX, writes the config, and the reader can load it.
 Skips when the training extra (ultralytics, torch) is not installed."""
+import importlib.util
 import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-pytest.importorskip("ultralytics")
-pytest.importorskip("torch")
+# find_spec, not importorskip: importing ultralytics in the test process would patch PIL.Image.open
+# for every other test (its patch reaches for a plugin to install on an unknown image).
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("ultralytics") is None or importlib.util.find_spec("torch") is None,
+    reason="the training extra (ultralytics, torch) is not installed")
 
 
 def test_smoke_training_exports_a_model_the_reader_loads(tmp_path):
     out = tmp_path / "models"
     env = dict(os.environ, YOLO_OFFLINE="1", YOLO_AUTOINSTALL="false")
-    r = subprocess.run([sys.executable, "-m", "app.cli", "train", "--smoke", "--out", str(out),
-                        "--work", str(tmp_path / "work")],
-                       capture_output=True, text=True, timeout=900, env=env,
-                       cwd=Path(__file__).resolve().parents[1])
+    # Run from tmp_path so the copy of ttr under test (installed, in CI) is the one that trains.
+    r = subprocess.run([sys.executable, "-c", "import sys; from app.cli import main; sys.exit(main())",
+                        "train", "--smoke", "--out", str(out), "--work", str(tmp_path / "work")],
+                       capture_output=True, text=True, timeout=900, env=env, cwd=tmp_path)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     onnx, cfg = out / "space_classifier.onnx", out / "space_classifier.json"
     assert onnx.exists() and cfg.exists()
