@@ -140,9 +140,10 @@ def score_game(game: Game, settings: ScoringSettings | None = None, board: Board
     holders = set()
     players = []
     for p, part in zip(game.players, parts):
-        # every player tied for the best holds the card
-        holds_path_card = variant.longest_path_card and part["longest_path"] == best_path
-        holds_globetrotter = variant.globetrotter_card and part["completed_tickets"] == most_completed
+        # every player tied for the best holds the card; a best of 0 (no route, no completed
+        # ticket) is nobody's: the card rewards the most of something, not the most of nothing
+        holds_path_card = variant.longest_path_card and part["longest_path"] == best_path > 0
+        holds_globetrotter = variant.globetrotter_card and part["completed_tickets"] == most_completed > 0
         if holds_path_card:
             holders.add(p.color)
         path_bonus = settings.longest_path_points if holds_path_card else 0

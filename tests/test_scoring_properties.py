@@ -77,8 +77,8 @@ def test_each_number_follows_the_rules(game):
     best_path = max(p.longest_path for p in sheet.players)
     most_done = max(p.completed_tickets for p in sheet.players)
     for p in sheet.players:
-        assert p.longest_path_bonus == (10 if variant.longest_path_card and p.longest_path == best_path else 0)
-        assert p.globetrotter_bonus == (15 if variant.globetrotter_card and p.completed_tickets == most_done else 0)
+        assert p.longest_path_bonus == (10 if variant.longest_path_card and p.longest_path == best_path > 0 else 0)
+        assert p.globetrotter_bonus == (15 if variant.globetrotter_card and p.completed_tickets == most_done > 0 else 0)
     top = max(p.total for p in sheet.players)
     assert sheet.winners
     assert all(sheet.player(c).total == top for c in sheet.winners)

@@ -120,6 +120,20 @@ def test_globetrotter_goes_to_every_player_tied_for_most_completed_tickets():
     assert [p.longest_path_bonus for p in sheet.players] == [0, 0, 0]
 
 
+@pytest.mark.parametrize("variant", ["1910", "mega"])
+def test_no_globetrotter_when_nobody_completed_a_ticket(variant):
+    sheet = score(variant, {"red": line("Denver", "Phoenix"), "blue": line("Chicago", "Pittsburgh")},
+                  {"red": [("Boston", "Miami")] if variant == "mega" else [], "blue": []})
+    assert [p.completed_tickets for p in sheet.players] == [0, 0]
+    assert [p.globetrotter_bonus for p in sheet.players] == [0, 0]
+
+
+def test_no_longest_path_card_for_a_path_of_nothing():
+    sheet = score("classic", {"red": [], "blue": []})
+    assert [p.longest_path for p in sheet.players] == [0, 0]
+    assert [p.longest_path_bonus for p in sheet.players] == [0, 0]
+
+
 def test_globetrotter_value_is_a_setting():
     sheet = globetrotter_game("1910", ScoringSettings(globetrotter_points=10))
     assert [p.globetrotter_bonus for p in sheet.players] == [10, 10, 0]
