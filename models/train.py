@@ -9,7 +9,8 @@ measured against the board's paper, since rendered plastic colours are only near
    `seed .. seed+count-1`), flatten each through its true corners moved by a random ~0.5 % of the
    board diagonal (what the locator's error does to real crops), normalise the light and cut every
    space exactly as the reader does (`vision.spaces`). Labels come from the rendered truth.
-   The players' plastic is randomised more widely than the renderer does (`_WiderPlastic`).
+   With `--wider-plastic` the players' plastic is randomised more widely than the renderer does
+   (`_WiderPlastic`); tried, it did not read real photos better, so it is off by default.
 2. Build an Ultralytics YOLO classifier from its yaml (`yolo11n-cls.yaml`, no download) and train it
    fully offline on those patches (one board in ten held out for validation).
 3. Export it to ONNX (`space_classifier.onnx`, dynamic batch) and write `space_classifier.json`
@@ -47,10 +48,12 @@ def add_arguments(parser):
     parser.add_argument("--imgsz", type=int, default=DEFAULTS["imgsz"], help="patch side in pixels")
     parser.add_argument("--work", metavar="DIR", help="keep the rendered patches and the run here")
     parser.add_argument("--smoke", action="store_true", help="a seconds-long run that checks the recipe")
+    parser.add_argument("--wider-plastic", action="store_true",
+                        help="randomise the players' plastic colours more widely than the renderer")
 
 
 def render_patches(out_dir: Path, count: int, seed: int, imgsz: int, side_mm: float, photo_wh=(2000, 1500),
-                   corner_jitter: float = 0.005, val_every: int = 10, log=print) -> dict:
+                   corner_jitter: float = 0.005, val_every: int = 10, log=print, wider_plastic: bool = False) -> dict:
     """Render boards and write their space patches as out_dir/{train,val}/<class>/*.png.
 
     Returns counts per split and class.
@@ -79,7 +82,10 @@ def render_patches(out_dir: Path, count: int, seed: int, imgsz: int, side_mm: fl
         s = seed + i
         rng = np.random.default_rng(s)
         claims = random_position(rng, board)
-        with _WiderPlastic(s + 1_000_000):
+        if wider_plastic:
+            with _WiderPlastic(s + 1_000_000):
+                photo = render_photo(rng, claims, photo_wh)
+        else:
             photo = render_photo(rng, claims, photo_wh)
         owner = {tid: colour for colour, ids in claims.items() for tid in ids}
         corners = np.asarray(photo.corners_xy, dtype=float)
@@ -125,10 +131,10 @@ class _WiderPlastic:
             out = self._orig(game_rng, players)
             for p, c in out.items():
                 if p == "black":
-                    out[p] = c * rng.uniform(0.3, 1.0)
+                    out[p] = c * rng.uniform(0.5, 1.0)
                 else:
-                    lift = rng.uniform(0.0, 0.3)  # towards white: brighter, less saturated
-                    out[p] = np.clip(c * rng.uniform(0.85, 1.25) + (255.0 - c) * lift, 8, 250)
+                    lift = rng.uniform(0.0, 0.15)  # towards white: brighter, less saturated
+                    out[p] = np.clip(c * rng.uniform(0.9, 1.2) + (255.0 - c) * lift, 8, 250)
             return out
 
         trains.player_colors = wider
@@ -198,7 +204,7 @@ def run(args) -> int:
         shutil.rmtree(data_dir)
     t0 = time.time()
     counts = render_patches(data_dir, p["count"], p["seed"], p["imgsz"], p["side_mm"], p["photo_wh"],
-                            p["corner_jitter"])
+                            p["corner_jitter"], wider_plastic=args.wider_plastic)
     t_render = time.time() - t0
     metrics = train_and_export(data_dir, work, out_dir, p["epochs"], p["imgsz"], p["batch"], p["seed"])
     t_train = time.time() - t0 - t_render
@@ -211,7 +217,8 @@ def run(args) -> int:
         "model": "yolo11n-cls.yaml (from scratch)",
         "task": "space classes",
         "render": {"count": p["count"], "seeds": [p["seed"], p["seed"] + p["count"] - 1],
-                   "photo_wh": list(p["photo_wh"]), "corner_jitter": p["corner_jitter"]},
+                   "photo_wh": list(p["photo_wh"]), "corner_jitter": p["corner_jitter"],
+                   "wider_plastic": bool(args.wider_plastic)},
         "epochs": p["epochs"], "batch": p["batch"], "smoke": bool(args.smoke),
         "patches": counts, "metrics": {k: v for k, v in metrics.items() if k in ("top1", "top5")},
         "versions": {"ultralytics": metrics.get("ultralytics"), "torch": metrics.get("torch"),
