@@ -104,3 +104,19 @@ def test_weak_evidence_is_marked_doubtful():
 def test_wrong_number_of_tracks_is_refused():
     with pytest.raises(ValueError):
         decide_tracks(evidence({})[:50])
+
+
+def test_same_colour_reading_needs_more_to_be_sure():
+    # A yellow-printed track that looks only a little more empty than yellow-claimed is doubtful,
+    # while a gray track with the same evidence is not.
+    singles = [t for t in BOARD.tracks if BOARD.double_of(t) is None]
+    yellow, gray = next((y, g) for y in singles for g in singles
+                        if y.color == "yellow" and g.color == "gray" and y.length == g.length)
+    ll = evidence({})
+    for t in (yellow, gray):
+        ll[t.id][:] = 0.0
+        ll[t.id][:, 0] = 6.0
+        ll[t.id][:, player_index("yellow")] = 6.0 - 10.0 / t.length  # empty ahead by 5 (tempered)
+    r = decide_tracks(ll)
+    assert r[yellow.id].owner is None and r[gray.id].owner is None
+    assert r[yellow.id].doubtful and not r[gray.id].doubtful

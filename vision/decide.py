@@ -35,6 +35,7 @@ class DecideConfig:
     temperature: float = 2.0  # divides summed space log-likelihoods (spaces are correlated)
     empty_prior: float = 0.0  # log-prior added to the "empty" hypothesis of every track
     doubt_below: float = DOUBT_BELOW
+    same_colour_doubt_below: float = 0.999  # the same, between empty and cars of the printed colour
     max_trains: int = TRAINS_PER_PLAYER  # 45 to hold a reading to the rules (scoring needs that)
 
 
@@ -69,10 +70,15 @@ def decide_tracks(space_loglik: list[np.ndarray], space_probs: list[np.ndarray] 
         c = int(choice[t.id])
         conf = float(post[c])
         probs = space_probs[t.id] if space_probs is not None else np.exp(space_loglik[t.id])
+        doubtful = conf < cfg.doubt_below
+        if t.color in PLAYER_COLORS and c in (0, player_index(t.color)):
+            # Cars of a track's own printed colour are the hardest to see (same colour as the
+            # print): hold "empty or not" there to a stricter standard before calling it sure.
+            pc = player_index(t.color)
+            doubtful |= post[c] / max(post[0] + post[pc], 1e-12) < cfg.same_colour_doubt_below
         out.append(TrackReading(track_id=t.id, a=t.a, b=t.b, color=t.color, length=t.length,
                                 owner=None if c == 0 else SPACE_CLASSES[c], confidence=conf,
-                                space_probs=np.asarray(probs, dtype=float),
-                                doubtful=conf < cfg.doubt_below))
+                                space_probs=np.asarray(probs, dtype=float), doubtful=bool(doubtful)))
     return out
 
 
