@@ -9,8 +9,8 @@ measured against the board's paper, since rendered plastic colours are only near
    `seed .. seed+count-1`), flatten each through its true corners moved by a random ~0.5 % of the
    board diagonal (what the locator's error does to real crops), normalise the light and cut every
    space exactly as the reader does (`vision.spaces`). Labels come from the rendered truth.
-   With `--wider-plastic` the players' plastic is randomised more widely than the renderer does
-   (`_WiderPlastic`); tried, it did not read real photos better, so it is off by default.
+   The players' plastic is also made brighter at random than the renderer draws it
+   (`_WiderPlastic`; `--renderer-plastic` turns that off).
 2. Build an Ultralytics YOLO classifier from its yaml (`yolo11n-cls.yaml`, no download) and train it
    fully offline on those patches (one board in ten held out for validation).
 3. Export it to ONNX (`space_classifier.onnx`, dynamic batch) and write `space_classifier.json`
@@ -48,8 +48,8 @@ def add_arguments(parser):
     parser.add_argument("--imgsz", type=int, default=DEFAULTS["imgsz"], help="patch side in pixels")
     parser.add_argument("--work", metavar="DIR", help="keep the rendered patches and the run here")
     parser.add_argument("--smoke", action="store_true", help="a seconds-long run that checks the recipe")
-    parser.add_argument("--wider-plastic", action="store_true",
-                        help="randomise the players' plastic colours more widely than the renderer")
+    parser.add_argument("--renderer-plastic", action="store_true",
+                        help="keep the renderer's plastic colours (no brighter plastic, see _WiderPlastic)")
 
 
 def render_patches(out_dir: Path, count: int, seed: int, imgsz: int, side_mm: float, photo_wh=(2000, 1500),
@@ -112,8 +112,8 @@ def render_patches(out_dir: Path, count: int, seed: int, imgsz: int, side_mm: fl
 class _WiderPlastic:
     """Domain randomisation of the players' plastic while rendering training boards.
 
-    The renderer draws each game's plastic near one shade per colour; real plastic under real
-    light spans more (a yellow car can be nearly as bright as the paper, a black one nearly black).
+    The renderer draws each game's plastic near one shade per colour, and darker than real plastic
+    looks next to the paper (a real yellow car is nearly as bright as the paper).
     The net must not learn one rendered shade as "the" colour, so every game's plastic is further
     brightened or darkened at random. A context manager: the renderer is restored afterwards.
     """
@@ -130,11 +130,9 @@ class _WiderPlastic:
         def wider(game_rng, players):
             out = self._orig(game_rng, players)
             for p, c in out.items():
-                if p == "black":
-                    out[p] = c * rng.uniform(0.5, 1.0)
-                else:
-                    lift = rng.uniform(0.0, 0.15)  # towards white: brighter, less saturated
-                    out[p] = np.clip(c * rng.uniform(0.9, 1.2) + (255.0 - c) * lift, 8, 250)
+                if p != "black":  # the renderer's black already spans dark greys
+                    lift = rng.uniform(0.0, 0.25)  # towards white: brighter, less saturated
+                    out[p] = np.clip(c * rng.uniform(1.0, 1.3) + (255.0 - c) * lift, 8, 250)
             return out
 
         trains.player_colors = wider
@@ -204,7 +202,7 @@ def run(args) -> int:
         shutil.rmtree(data_dir)
     t0 = time.time()
     counts = render_patches(data_dir, p["count"], p["seed"], p["imgsz"], p["side_mm"], p["photo_wh"],
-                            p["corner_jitter"], wider_plastic=args.wider_plastic)
+                            p["corner_jitter"], wider_plastic=not args.renderer_plastic)
     t_render = time.time() - t0
     metrics = train_and_export(data_dir, work, out_dir, p["epochs"], p["imgsz"], p["batch"], p["seed"])
     t_train = time.time() - t0 - t_render
@@ -218,7 +216,7 @@ def run(args) -> int:
         "task": "space classes",
         "render": {"count": p["count"], "seeds": [p["seed"], p["seed"] + p["count"] - 1],
                    "photo_wh": list(p["photo_wh"]), "corner_jitter": p["corner_jitter"],
-                   "wider_plastic": bool(args.wider_plastic)},
+                   "wider_plastic": not args.renderer_plastic},
         "epochs": p["epochs"], "batch": p["batch"], "smoke": bool(args.smoke),
         "patches": counts, "metrics": {k: v for k, v in metrics.items() if k in ("top1", "top5")},
         "versions": {"ultralytics": metrics.get("ultralytics"), "torch": metrics.get("torch"),
