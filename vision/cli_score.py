@@ -45,6 +45,7 @@ def game_from_reading(reading, game_data: dict | None):
 
 
 def run(args) -> int:
+    from scoring.errors import TtrError
     from scoring.game import load_json
     from scoring.report import render_text
     from scoring.score import score_game
@@ -57,9 +58,13 @@ def run(args) -> int:
         from calibration.fit import load_calibration
 
         calibration = load_calibration(args.calibration)
-    # Scoring holds a game to the rules, so the reading is too: at most 45 trains a player.
+    # Scoring holds a game to the rules, so the reading is too: at most 45 trains a player (the
+    # rule settles doubtful spaces; a track it had to drop is listed as doubtful, not hidden).
     reading = Reader(calibration, decide_cfg=DecideConfig(max_trains=RULES_TRAINS)).read_path(args.photo)
-    sheet = score_game(game_from_reading(reading, game_data))
+    try:
+        sheet = score_game(game_from_reading(reading, game_data))
+    except TtrError as e:
+        raise TtrError(f"{e}, as read from {args.photo} (see it with `ttr detect --overlay DIR`)") from None
     doubtful = [f"{t.a}-{t.b} ({t.color}): {t.owner or 'nobody'}, confidence {t.confidence:.2f}"
                 for t in reading.doubtful]
     if args.json:
