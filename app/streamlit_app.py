@@ -495,6 +495,9 @@ if have_board and len(players) >= 2:
         choices = (["bonus"] if holders else []) + [p["color"] for p in sheet["players"]]
         path_labels = {c: f"{DOT[c]} {name_of(c)}" for c in choices if c != "bonus"}
         path_labels["bonus"] = "the bonus holder" + ("s" if len(holders) > 1 else "")
+        if ss.get("path_holders") != holders:  # new holders: show them, not an older pick
+            ss["path_holders"] = holders
+            ss.pop("path_pick", None)
         pick = st.radio("Show the longest path of", choices, horizontal=True, key="path_pick",
                         format_func=path_labels.get)
         show = holders if pick == "bonus" else [pick]
