@@ -471,15 +471,7 @@ def _refine(img: np.ndarray, corners: np.ndarray, second: bool = False) -> _Cand
         lines.append(line)
         quality.append(frac * band)
         seen.append(frac * band)
-    new = []
-    for i in range(4):
-        p = _line_intersection(lines[i - 1], lines[i])
-        if p is None:
-            raise _Reject
-        new.append(p)
-    new = np.array(new)
-    if not _convex(new):
-        raise _Reject
+    new = _quad_from_sides(lines)
     # Corners that moved a lot mean the coarse side was not the board's side.
     diag = np.linalg.norm(q[0] - q[2])
     if np.max(np.linalg.norm(new - q, axis=1)) > 0.08 * diag:
@@ -578,14 +570,8 @@ def _refine_from_map(img: np.ndarray, corners: np.ndarray, second: bool = False)
         line, frac, band = res
         lines.append(line)
         quality.append(frac * band)
-    new_inner = []
-    for i in range(4):
-        p = _line_intersection(lines[i - 1], lines[i])
-        if p is None:
-            raise _Reject
-        new_inner.append(p)
-    new_inner = np.array(new_inner)
-    if not _convex(new_inner) or np.max(np.linalg.norm(new_inner - inner, axis=1)) > 0.08 * np.linalg.norm(q[0] - q[2]):
+    new_inner = _quad_from_sides(lines)
+    if np.max(np.linalg.norm(new_inner - inner, axis=1)) > 0.08 * np.linalg.norm(q[0] - q[2]):
         raise _Reject
     Hm = cv2.getPerspectiveTransform(mm_in.astype(np.float32), new_inner.astype(np.float32))
     new = cv2.perspectiveTransform(mm_out.reshape(-1, 1, 2), Hm).reshape(-1, 2)
@@ -596,6 +582,20 @@ def _refine_from_map(img: np.ndarray, corners: np.ndarray, second: bool = False)
     score = 0.9 * float(min(quality) + 0.25 * np.mean(quality))
     return _Candidate(corners=new, quality=score, cut_off=False, sides=tuple(float(x) for x in quality),
                       seen_quality=float(min(quality)))
+
+
+def _quad_from_sides(lines) -> np.ndarray:
+    """(4, 2) corners where consecutive side lines meet; _Reject if two are parallel or the quad is not convex."""
+    corners = []
+    for i in range(4):
+        p = _line_intersection(lines[i - 1], lines[i])
+        if p is None:
+            raise _Reject
+        corners.append(p)
+    corners = np.array(corners)
+    if not _convex(corners):
+        raise _Reject
+    return corners
 
 
 def _line_intersection(l1, l2):
