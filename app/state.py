@@ -152,7 +152,8 @@ def score(tab: TableState):
     from scoring.score import score_game
 
     game = Game.from_claims(tab.variant, tab.claims(), tickets=tab.ticket_pairs(),
-                            score_track=tab.markers(), ticket_values=tab.ticket_values)
+                            score_track=tab.markers(), ticket_values=tab.ticket_values,
+                            names={c: n.strip()[:40] for c, n in tab.names.items() if (n or "").strip()})
     return game, score_game(game).to_dict()
 
 
@@ -190,4 +191,5 @@ def restore(data: bytes, source: str = "game file") -> TableState:
         owners={**{t.id: None for t in load_board().tracks},
                 **{tid: p.color for p in game.players for tid in p.track_ids}},
         tickets={p.color: [by_pair[frozenset(t)] for t in p.tickets] for p in game.players},
-        score_track={p.color: p.score_track for p in game.players})
+        score_track={p.color: p.score_track for p in game.players},
+        names={p.color: p.name for p in game.players if p.name})

@@ -316,6 +316,7 @@ def restore_game() -> None:
     for c in PLAYER_COLORS:
         pending[f"tickets_{c}"] = restored.tickets.get(c, [])
         pending[f"marker_{c}"] = restored.score_track.get(c)
+        pending[f"name_{c}"] = restored.names.get(c, "")
     ss["pending"] = pending
     ss["owners"] = dict(restored.owners)
     ss["read_owners"] = dict(restored.owners)

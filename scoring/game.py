@@ -27,7 +27,7 @@ from scoring.errors import TtrError
 from scoring.rules import DOUBLES_CLOSED_UP_TO, PLAYER_COLORS, TICKET_VALUES, TRAINS_PER_PLAYER, VARIANTS
 
 GAME_KEYS = ("variant", "ticket_values", "players")
-PLAYER_KEYS = ("color", "routes", "tickets", "score_track")
+PLAYER_KEYS = ("color", "name", "routes", "tickets", "score_track")
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,7 @@ class PlayerClaims:
     track_ids: tuple[int, ...]  # board track ids, in the order given
     tickets: tuple[tuple[str, str], ...]  # (city, city) as the player listed them, board spelling
     score_track: int | None = None  # marker position the player reports, if any
+    name: str | None = None  # what the table calls the player; scoring never uses it
 
 
 @dataclass(frozen=True)
@@ -49,8 +50,10 @@ class Game:
         board = board or load_board()
         players = []
         for p in self.players:
-            entry: dict[str, Any] = {
-                "color": p.color,
+            entry: dict[str, Any] = {"color": p.color}
+            if p.name:
+                entry["name"] = p.name
+            entry |= {
                 "routes": [[board.tracks[i].a, board.tracks[i].b, board.tracks[i].color] for i in p.track_ids],
                 "tickets": [[a, b] for a, b in p.tickets],
             }
@@ -63,7 +66,8 @@ class Game:
     def from_claims(cls, variant: str, claims: dict[str, list[int]],
                     tickets: dict[str, list[tuple[str, str]]] | None = None,
                     score_track: dict[str, int] | None = None,
-                    ticket_values: str | None = None, board: Board | None = None) -> Game:
+                    ticket_values: str | None = None, board: Board | None = None,
+                    names: dict[str, str] | None = None) -> Game:
         """A checked game from track ids per player colour (players in `claims` order).
 
         Raises `TtrError` on the first problem, like `parse_game`.
@@ -71,6 +75,7 @@ class Game:
         board = board or load_board()
         tickets = tickets or {}
         score_track = score_track or {}
+        names = names or {}
         problems: list[str] = []
         variant_name = _check_variant(variant, problems)
         values = _check_ticket_values(variant_name, ticket_values, problems)
@@ -90,7 +95,8 @@ class Game:
                 if ticket:
                     held.append(ticket)
             players.append(PlayerClaims(color, tuple(track_ids), tuple(held),
-                                        _check_score_track(f"player {color}", score_track.get(color), problems)))
+                                        _check_score_track(f"player {color}", score_track.get(color), problems),
+                                        _check_name(f"player {color}", names.get(color), problems)))
         _check_colors([p.color for p in players], problems)
         if not players:
             problems.append("game: no players")
@@ -165,6 +171,7 @@ def _parse(data: Any, board: Board) -> tuple[Game | None, list[str]]:
     requests: list[list[tuple[frozenset[str], str | None, str]]] = []  # per player: (pair, colour, label)
     tickets: list[tuple[tuple[str, str], ...]] = []
     score_tracks: list[int | None] = []
+    names: list[str | None] = []
     for n, raw in enumerate(raw_players, 1):
         if not isinstance(raw, dict):
             problems.append(f"player {n}: expected an object with \"color\" and \"routes\", not {_kind(raw)}")
@@ -187,13 +194,15 @@ def _parse(data: Any, board: Board) -> tuple[Game | None, list[str]]:
                 held.append(ticket)
         tickets.append(tuple(held))
         score_tracks.append(_check_score_track(who, raw.get("score_track"), problems))
+        names.append(_check_name(who, raw.get("name"), problems))
     _check_colors([c for c in colors if not c.startswith("#")], problems)
     if problems:
         return None, problems
 
     track_ids = _assign_tracks(requests, board)
-    game = Game(variant, values, tuple(PlayerClaims(c, tuple(ids), t, s)
-                                       for c, ids, t, s in zip(colors, track_ids, tickets, score_tracks)))
+    game = Game(variant, values, tuple(PlayerClaims(c, tuple(ids), t, s, name)
+                                       for c, ids, t, s, name in zip(colors, track_ids, tickets, score_tracks,
+                                                                     names)))
     problems.extend(rule_problems(game, board))
     return (None if problems else game), problems
 
@@ -246,6 +255,16 @@ def _check_colors(colors: list[str], problems: list[str]) -> None:
                             "each player needs their own colour")
     if len(colors) > len(PLAYER_COLORS):
         problems.append(f"game file: {len(colors)} players; a game has at most {len(PLAYER_COLORS)}")
+
+
+def _check_name(who: str, value: Any, problems: list[str]) -> str | None:
+    """An optional player name: a short line of text (empty means none)."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or "\n" in value or len(value) > 40:
+        problems.append(f"{who}: name must be one line of text, at most 40 characters")
+        return None
+    return value.strip() or None
 
 
 def _check_score_track(who: str, value: Any, problems: list[str]) -> int | None:

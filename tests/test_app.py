@@ -325,9 +325,11 @@ def test_json_export_restores_the_same_game():
     at.multiselect(key="players").set_value(["red", "blue", "green"]).run()
     at.multiselect(key="tickets_red").set_value(["Denver – El Paso", "Chicago – New Orleans"]).run()
     at.number_input(key="marker_blue").set_value(6).run()
+    at.text_input(key="name_red").set_value("Ada").run()
     saved = download(at, "dl_json").encode()
     game = json.loads(saved)
     assert game["variant"] == "classic" and [p["color"] for p in game["players"]] == ["red", "blue", "green"]
+    assert [p.get("name") for p in game["players"]] == ["Ada", None, None]
 
     fresh = start()
     fresh.file_uploader(key="restore").set_value(("ttr-game.json", saved, "application/json")).run()
@@ -336,6 +338,7 @@ def test_json_export_restores_the_same_game():
     assert fresh.multiselect(key="players").value == ["red", "blue", "green"]
     assert fresh.multiselect(key="tickets_red").value == ["Denver – El Paso", "Chicago – New Orleans"]
     assert fresh.number_input(key="marker_blue").value == 6
+    assert fresh.text_input(key="name_red").value == "Ada"
     assert download(fresh, "dl_json").encode() == saved
 
 

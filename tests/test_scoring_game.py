@@ -198,3 +198,17 @@ def test_parse_does_not_change_its_input():
                                              ("big_cities", "big-cities"), (1910, "1910"), ("MEGA", "mega")])
 def test_variant_spellings(written, variant):
     assert parse_game({"variant": written, "players": [{"color": "red"}]}).variant == variant
+
+
+def test_a_player_name_is_kept_and_checked():
+    data = {"variant": "classic", "players": [
+        {"color": "red", "name": "Ada", "routes": [["Denver", "Kansas City", "black"]]},
+        {"color": "blue", "routes": []}]}
+    game = parse_game(data)
+    assert [p.name for p in game.players] == ["Ada", None]
+    assert parse_game(game.to_dict()).to_dict() == game.to_dict()
+    assert game.to_dict()["players"][0]["name"] == "Ada" and "name" not in game.to_dict()["players"][1]
+    bad = {"players": [{"color": "red", "name": ["not", "text"], "routes": []}]}
+    assert check_game(bad) == ["player red: name must be one line of text, at most 40 characters"]
+    with pytest.raises(TtrError):
+        parse_game(bad)
