@@ -139,6 +139,18 @@ def _rect_of(points_xy: np.ndarray):
     return np.array([cx, cy]), u, w, h
 
 
+def _filled_and_opened(mask: np.ndarray, max_hole_px: float, open_px: int) -> np.ndarray:
+    """A 0/1 mask with its holes under `max_hole_px` pixels filled, then lines thinner than
+    `open_px` opened away: an outline or frame becomes the solid shape it encloses."""
+    import cv2
+
+    n, lbl, stats, _ = cv2.connectedComponentsWithStats(1 - mask, connectivity=4)
+    small = np.zeros(n, bool)
+    small[1:] = stats[1:, 4] < max_hole_px
+    solid = (mask.astype(bool) | small[lbl]).astype(np.uint8)
+    return cv2.morphologyEx(solid, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (open_px,) * 2))
+
+
 def _components_to_rects(mask: np.ndarray, min_fill: float):
     """Space-sized rectangles among the components of `mask`, as (centre, axis, long, short) in mm.
 
@@ -244,11 +256,7 @@ def find_space_candidates(board_bgr: np.ndarray, prototypes: dict[str, tuple] | 
     panels = cv2.morphologyEx(1 - dark, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (7, 7)))
     found += [(c, u, lo, sh, False, 3) for c, u, lo, sh in _thin_panels(panels)]
     # (c) outlined rectangles filled in: dark mask with its small holes filled, thin lines opened away.
-    n, lbl, stats, _ = cv2.connectedComponentsWithStats(1 - dark, connectivity=4)
-    small = np.zeros(n, bool)
-    small[1:] = stats[1:, 4] < 300 * s * s
-    solid = (dark.astype(bool) | small[lbl]).astype(np.uint8)
-    solid = cv2.morphologyEx(solid, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (int(4 * s) | 1,) * 2))
+    solid = _filled_and_opened(dark, 300 * s * s, int(4 * s) | 1)
     found += [(c, u, lo, sh, False, 2) for c, u, lo, sh, _ in _components_to_rects(solid, 0.75)]
     # (d) gray frames: neutral pixels clearly darker than their surroundings form a ring around
     # each gray space; its hole filled and thin lines opened away leaves the space.
@@ -257,11 +265,7 @@ def find_space_candidates(board_bgr: np.ndarray, prototypes: dict[str, tuple] | 
     rel = Lm - cv2.blur(Lm, (int(20 * s) | 1,) * 2)
     a_, b_ = labf[..., 1] - 128, labf[..., 2] - 128
     frame = ((rel < -12) & (np.abs(a_) < 8) & (b_ > -4) & (b_ < 16)).astype(np.uint8)
-    n, lbl, stats, _ = cv2.connectedComponentsWithStats(1 - frame, connectivity=4)
-    small = np.zeros(n, bool)
-    small[1:] = stats[1:, 4] < 230 * s * s
-    solid = (frame.astype(bool) | small[lbl]).astype(np.uint8)
-    solid = cv2.morphologyEx(solid, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (int(3.6 * s) | 1,) * 2))
+    solid = _filled_and_opened(frame, 230 * s * s, int(3.6 * s) | 1)
     found += [(c, u, lo, sh, False, 2) for c, u, lo, sh, _ in _components_to_rects(solid, 0.75)]
     # Merge detections of the same space (centres closer than 4 mm, same angle): prefer single
     # colour components (their size is the printed size), then the other detectors in order.
