@@ -96,6 +96,20 @@ def reading():
     return Reader().read_path(str(EXAMPLE))
 
 
+def open_with_example(browser, server, viewport: dict | None = None):
+    """A new page on the app (at `viewport` size if given) with the example photo read."""
+    page = browser.new_page()
+    if viewport:
+        page.set_viewport_size(viewport)
+    page.goto(server)
+    page.get_by_text("1 · Game").wait_for()
+    settle(page)
+    page.get_by_role("button", name=re.compile("Try the example photo")).click()
+    page.get_by_text(re.compile(r"tracks claimed")).wait_for(timeout=120_000)
+    settle(page)
+    return page
+
+
 def legal(reading, track_id: int, owner: str) -> bool:
     from scoring.errors import TtrError
 
@@ -121,15 +135,7 @@ def test_a_game_at_the_table(server, browser, reading):
     from app.state import track_label
     from calibration.template import load_template
 
-    page = browser.new_page()
-    page.goto(server)
-    page.get_by_text("1 · Game").wait_for()
-    settle(page)
-
-    # The example photo, read by the reader
-    page.get_by_role("button", name=re.compile("Try the example photo")).click()
-    page.get_by_text(re.compile(r"tracks claimed")).wait_for(timeout=120_000)
-    settle(page)
+    page = open_with_example(browser, server)
     assert "board.jpg" in page.get_by_text(re.compile(r"tracks claimed")).inner_text()
 
     # Tap the middle space of the longest sure track on the board: its owner picker opens
@@ -202,14 +208,7 @@ def test_the_results_fit_a_phone_screen(server, browser, reading):
     from app.state import track_label
     from calibration.template import load_template
 
-    page = browser.new_page()
-    page.set_viewport_size({"width": 390, "height": 844})
-    page.goto(server)
-    page.get_by_text("1 · Game").wait_for()
-    settle(page)
-    page.get_by_role("button", name=re.compile("Try the example photo")).click()
-    page.get_by_text(re.compile(r"tracks claimed")).wait_for(timeout=120_000)
-    settle(page)
+    page = open_with_example(browser, server, {"width": 390, "height": 844})
 
     # Zoom on the east third of the board and tap a track there
     tpl = load_template()
