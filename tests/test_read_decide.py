@@ -120,3 +120,27 @@ def test_same_colour_reading_needs_more_to_be_sure():
     r = decide_tracks(ll)
     assert r[yellow.id].owner is None and r[gray.id].owner is None
     assert r[yellow.id].doubtful and not r[gray.id].doubtful
+
+
+def test_getting_under_the_car_bound_drops_no_more_than_needed():
+    """Red is read 3 cars over the bound. Dropping the weakest claim first (a 1-car track) is not
+    enough; the next drop (a 4-car track) is, and then the 1-car track fits again and stays red."""
+    singles = [t for t in BOARD.tracks if BOARD.double_of(t) is None]
+    one = next(t for t in singles if t.length == 1)
+    four = next(t for t in singles if t.length == 4)
+    rest, total = [], one.length + four.length
+    for t in sorted(singles, key=lambda t: -t.length):
+        if t.id not in (one.id, four.id) and total + t.length <= TRAINS_PER_PLAYER + 3 - 0:
+            rest.append(t)
+            total += t.length
+    assert total == TRAINS_PER_PLAYER + 3
+    owners = {t.id: "red" for t in rest + [one, four]}
+    ll = evidence(owners, strength=8.0)
+    ll[one.id][:, player_index("red")] = 1.0  # the weakest claim
+    ll[four.id][:, player_index("red")] = 0.5  # 2.0 for the whole track: the next weakest
+    r = decide_tracks(ll)
+    assert r[four.id].owner is None
+    assert r[one.id].owner == "red"
+    assert all(r[t.id].owner == "red" for t in rest)
+    choice = np.array([0 if t.owner is None else SPACE_CLASSES.index(t.owner) for t in r])
+    assert trains_used(choice, BOARD)[1] == TRAINS_PER_PLAYER - 1

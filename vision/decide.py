@@ -190,6 +190,30 @@ def settle_by_rules(scores: np.ndarray, choice: np.ndarray, board: Board,
             changed = True
         if not changed:
             break
+    return _improve(scores, choice, board, max_trains)
+
+
+def _improve(scores: np.ndarray, choice: np.ndarray, board: Board, max_trains: int) -> np.ndarray:
+    """Give each track, one at a time, its best hypothesis that breaks no rule with the others as
+    they are, until nothing changes. Dropping claims one by one to get a player under the car bound
+    can drop one more than needed (a later drop frees more cars); this takes the extra one back."""
+    choice = choice.copy()
+    for _ in range(5):
+        changed = False
+        for t in board.tracks:
+            used = trains_used(choice, board)
+            best = int(choice[t.id])
+            for h in np.argsort(-scores[t.id]):
+                if scores[t.id, h] <= scores[t.id, best]:
+                    break
+                if _ok(t.id, int(h), choice, board, used, max_trains):
+                    best = int(h)
+                    break
+            if best != choice[t.id]:
+                choice[t.id] = best
+                changed = True
+        if not changed:
+            break
     return choice
 
 
