@@ -35,7 +35,7 @@ import numpy as np
 from scoring.errors import TtrError
 
 DEFAULTS = {"count": 24, "epochs": 6, "imgsz": 64, "side_mm": 30.0, "seed": 1000, "photo_wh": (2000, 1500),
-            "corner_jitter": 0.005, "batch": 64}
+            "corner_jitter": 0.005, "batch": 64, "car_seen_height_mm": 0.0}
 SMOKE = {"count": 3, "epochs": 1, "photo_wh": (1000, 750)}
 from vision.reading import SPACE_CLASSES as CLASSES  # noqa: E402  (empty + the five player colours)
 
@@ -47,14 +47,20 @@ def add_arguments(parser):
     parser.add_argument("--seed", type=int, default=DEFAULTS["seed"], help="first render seed")
     parser.add_argument("--imgsz", type=int, default=DEFAULTS["imgsz"], help="patch side in pixels")
     parser.add_argument("--work", metavar="DIR", help="keep the rendered patches and the run here")
+    parser.add_argument("--car-seen-height", type=float, default=DEFAULTS["car_seen_height_mm"], metavar="MM",
+                        help="cut each patch where a car this high is seen (camera parallax); 0: at the space")
     parser.add_argument("--smoke", action="store_true", help="a seconds-long run that checks the recipe")
     parser.add_argument("--renderer-plastic", action="store_true",
                         help="keep the renderer's plastic colours (no brighter plastic, see _WiderPlastic)")
 
 
 def render_patches(out_dir: Path, count: int, seed: int, imgsz: int, side_mm: float, photo_wh=(2000, 1500),
-                   corner_jitter: float = 0.005, val_every: int = 10, log=print, wider_plastic: bool = False) -> dict:
+                   corner_jitter: float = 0.005, val_every: int = 10, log=print, wider_plastic: bool = False,
+                   car_seen_height_mm: float = 0.0) -> dict:
     """Render boards and write their space patches as out_dir/{train,val}/<class>/*.png.
+
+    Each patch is centred where a car on that space is seen (`vision.read.car_offsets_px`, with the
+    camera estimated from the jittered corners as the reader estimates it).
 
     Returns counts per split and class.
     """
@@ -62,8 +68,8 @@ def render_patches(out_dir: Path, count: int, seed: int, imgsz: int, side_mm: fl
 
     from calibration.template import load_template
     from scoring.board import load_board
-    from vision.read import PX_PER_MM
-    from vision.rectify import flatten
+    from vision.read import PX_PER_MM, car_offsets_px
+    from vision.rectify import camera_position, flatten
     from vision.spaces import CropGeometry, crop_spaces, normalise_light
     from vision.synth.positions import random_position
     from vision.synth.render import render_photo
@@ -93,7 +99,9 @@ def render_patches(out_dir: Path, count: int, seed: int, imgsz: int, side_mm: fl
         corners = corners + rng.normal(0.0, corner_jitter * diag / np.sqrt(2), size=(4, 2))
         flat = flatten(photo.image_bgr, corners, px_per_mm=PX_PER_MM)
         norm = normalise_light(flat, quads_px, PX_PER_MM)
-        sp = crop_spaces(norm, quads_px, PX_PER_MM, geometry, tids, idx)
+        camera = camera_position(corners, photo.image_bgr.shape[1::-1])
+        seen = quads_px + car_offsets_px(quads_mm, camera, car_seen_height_mm, PX_PER_MM)
+        sp = crop_spaces(norm, seen, PX_PER_MM, geometry, tids, idx)
         split = "val" if (i % val_every) == val_every - 1 else "train"
         for k in range(len(tids)):
             label = owner.get(int(tids[k])) or "empty"
@@ -195,6 +203,7 @@ def run(args) -> int:
     if args.epochs:
         p["epochs"] = args.epochs
     p["imgsz"], p["seed"] = args.imgsz, args.seed
+    p["car_seen_height_mm"] = args.car_seen_height
     out_dir = Path(args.out)
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="ttr_train_"))
     data_dir = work / "patches"
@@ -202,7 +211,8 @@ def run(args) -> int:
         shutil.rmtree(data_dir)
     t0 = time.time()
     counts = render_patches(data_dir, p["count"], p["seed"], p["imgsz"], p["side_mm"], p["photo_wh"],
-                            p["corner_jitter"], wider_plastic=not args.renderer_plastic)
+                            p["corner_jitter"], wider_plastic=not args.renderer_plastic,
+                            car_seen_height_mm=p["car_seen_height_mm"])
     t_render = time.time() - t0
     metrics = train_and_export(data_dir, work, out_dir, p["epochs"], p["imgsz"], p["batch"], p["seed"])
     t_train = time.time() - t0 - t_render
@@ -210,7 +220,8 @@ def run(args) -> int:
         "classes": metrics.pop("classes"),
         "imgsz": p["imgsz"],
         "crop": {"side_mm": p["side_mm"], "px_per_mm": 2.0, "light": "paper-normalised (vision.spaces)",
-                 "axis": "space long axis horizontal, centred"},
+                 "axis": "space long axis horizontal, centred",
+                 "car_seen_height_mm": p["car_seen_height_mm"]},
         "input": "RGB float 0..1, NCHW",
         "model": "yolo11n-cls.yaml (from scratch)",
         "task": "space classes",

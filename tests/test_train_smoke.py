@@ -22,7 +22,7 @@ def test_smoke_training_exports_a_model_the_reader_loads(tmp_path):
     env = dict(os.environ, YOLO_OFFLINE="1", YOLO_AUTOINSTALL="false")
     # Run from tmp_path so the copy of ttr under test (installed, in CI) is the one that trains.
     r = subprocess.run([sys.executable, "-c", "import sys; from app.cli import main; sys.exit(main())",
-                        "train", "--smoke", "--out", str(out), "--work", str(tmp_path / "work")],
+                        "train", "--smoke", "--car-seen-height", "4", "--out", str(out), "--work", str(tmp_path / "work")],
                        capture_output=True, text=True, timeout=900, env=env, cwd=tmp_path)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     onnx, cfg = out / "space_classifier.onnx", out / "space_classifier.json"
@@ -31,6 +31,7 @@ def test_smoke_training_exports_a_model_the_reader_loads(tmp_path):
     assert config["imgsz"] == 64 and config["smoke"] is True
     assert set(config["classes"]) == {"empty", "red", "blue", "green", "yellow", "black"}
     assert config["crop"]["side_mm"] > 0 and config["versions"]["ultralytics"]
+    assert config["crop"]["car_seen_height_mm"] == 4.0
     # Training saw patches of every kind.
     assert sum(config["patches"]["train"].values()) > 100
 
@@ -41,3 +42,14 @@ def test_smoke_training_exports_a_model_the_reader_loads(tmp_path):
     p = clf.predict(patches)
     assert p.shape == (5, 6)
     assert np.allclose(p.sum(axis=1), 1.0, atol=1e-3)
+
+    # The reader cuts its patches as the model was trained (where a 4 mm high car is seen).
+    from vision.read import Reader
+    from vision.synth.positions import random_position
+    from vision.synth.render import render_photo
+
+    reader = Reader(model_path=str(onnx))
+    assert reader.patch_seen_height_mm == 4.0
+    rng = np.random.default_rng(5)
+    photo = render_photo(rng, random_position(rng, reader.board), (1200, 900))
+    assert len(reader.read(photo.image_bgr).tracks) == 100

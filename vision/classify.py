@@ -164,15 +164,18 @@ class ColourModel:
         self.cfg = cfg
 
     def loglik(self, lab: np.ndarray, printed: list[str], track_ids: np.ndarray,
-               reference: EmptyReference | None = None, track_weights=None) -> np.ndarray:
+               reference: EmptyReference | None = None, lab_car: np.ndarray | None = None) -> np.ndarray:
         """(N, 6) log-likelihood of each space's colour under each class, after adapting to the photo.
 
-        `printed` is each space's printed colour name; `track_ids` groups spaces into tracks (the
-        adaptation weighs each space by its whole track's current reading, since tracks are claimed
-        whole).
+        `lab` is each space's colour where it is printed, `lab_car` (default: the same) where a car
+        on it is seen (a car's body stands above the board, so in a photo from the side it leans
+        off its space). `printed` is each space's printed colour name; `track_ids` groups spaces
+        into tracks (the adaptation weighs each space by its whole track's current reading, since
+        tracks are claimed whole).
         """
         cfg = self.cfg
         lab = np.asarray(lab, dtype=float)
+        lab_c = lab if lab_car is None else np.asarray(lab_car, dtype=float)
         n = len(lab)
         printed = np.asarray(printed)
         if reference is not None:
@@ -196,10 +199,10 @@ class ColourModel:
             # A car covering a share t of its space shows (as a mean colour) between the print and
             # the car: the nearest point of that segment, t >= min_cover, explains the space.
             v = car[None, :, :] - empty[:, None, :]  # (n, 5, 3)
-            t = ((lab[:, None, :] - empty[:, None, :]) * v).sum(-1) / np.maximum((v * v).sum(-1), 1e-6)
+            t = ((lab_c[:, None, :] - empty[:, None, :]) * v).sum(-1) / np.maximum((v * v).sum(-1), 1e-6)
             t = np.clip(t, cfg.min_cover, 1.0)
             point = empty[:, None, :] + t[..., None] * v
-            ll[:, 1:] = _gauss_ll(lab[:, None, :], point, sig_c[None, None, :]) - cfg.cover_penalty * (1 - t)
+            ll[:, 1:] = _gauss_ll(lab_c[:, None, :], point, sig_c[None, None, :]) - cfg.cover_penalty * (1 - t)
             ll = np.maximum(ll, ll.max(axis=1, keepdims=True) + cfg.floor)
             # Track-level responsibilities: a track is one hypothesis for all its spaces.
             tsum = np.zeros((len(uniq), len(SPACE_CLASSES)))
@@ -219,7 +222,7 @@ class ColourModel:
                     shift_e[k] = d.sum(axis=0) / (w[m].sum() + cfg.prior_weight)
             for c in range(len(PLAYER_COLORS)):
                 wc = resp[:, 1 + c] * (t[:, c] > 0.8)  # well-covered spaces show the car's colour
-                car[c] = (car0[c] * cfg.prior_weight + (lab * wc[:, None]).sum(axis=0)) / (cfg.prior_weight + wc.sum())
+                car[c] = (car0[c] * cfg.prior_weight + (lab_c * wc[:, None]).sum(axis=0)) / (cfg.prior_weight + wc.sum())
         return ll
 
 

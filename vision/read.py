@@ -19,6 +19,7 @@ from scoring.board import load_board
 from vision.classify import ColourModel, EmptyReference, change_loglik, fuse, load_classifier
 from vision.decide import DecideConfig, decide_tracks
 from vision.reading import BoardLocation, Reading
+from vision.rectify import camera_position, parallax_mm
 from vision.spaces import (CropGeometry, align_to_reference, change_features, crop_spaces, normalise_light,
                            register_to_template)
 
@@ -30,6 +31,10 @@ W_CHANGE = 1.0
 REGISTER = True  # fine-register the flattened board on the template's spaces (see spaces.register_to_template)
 CLASSIFIER_FLOOR = 0.02  # probabilities below this are clipped (a net is never that sure off its data)
 CLASSIFIER_COLOUR_TRUST = 0.5  # see SpaceClassifier.loglik
+# Where a car is seen: its roof stands ~6 mm above the board and its side towards the camera fills
+# the view below that, so what a photo shows of a car centres about 4 mm up. From ~70 cm that
+# leans up to ~2.5 mm off the space at the board's edges (see rectify.camera_position).
+COLOUR_SEEN_HEIGHT_MM = 4.0
 
 
 @dataclass
@@ -59,6 +64,10 @@ class Reader:
         self.geometry = (CropGeometry(self.classifier.config.imgsz, self.classifier.config.side_mm)
                          if self.classifier else CropGeometry())
         self.decide_cfg = decide_cfg
+        # The classifier's patches are cut as it was trained: where a car this high is seen, or
+        # (0, as in models that do not say) centred on the space.
+        crop = self.classifier.config.raw.get("crop", {}) if self.classifier else {}
+        self.patch_seen_height_mm = float(crop.get("car_seen_height_mm", 0.0))
         quads, tids, idx = self.template.all_spaces()
         self.quads_mm, self.track_ids, self.index = quads, tids, idx
         self.printed = [self.board.tracks[t].color for t in tids]
@@ -70,7 +79,9 @@ class Reader:
         # Flattened pixel (u, v) shows the board point ((u + 0.5) / ppm, (v + 0.5) / ppm) mm.
         return self.quads_mm * px_per_mm - 0.5
 
-    def evidence(self, flattened: np.ndarray, px_per_mm: float = PX_PER_MM) -> SpaceEvidence:
+    def evidence(self, flattened: np.ndarray, px_per_mm: float = PX_PER_MM, camera_mm=None) -> SpaceEvidence:
+        shift = car_offsets_px(self.quads_mm, camera_mm, COLOUR_SEEN_HEIGHT_MM, px_per_mm)
+        patch_shift = car_offsets_px(self.quads_mm, camera_mm, self.patch_seen_height_mm, px_per_mm)
         template_px = quads_px = self.quads_px(px_per_mm)
         norm = normalise_light(flattened, quads_px, px_per_mm)
         if REGISTER:
@@ -89,18 +100,29 @@ class Reader:
                     sp = crop_spaces(norm, quads_px, px_per_mm, self.geometry, self.track_ids, self.index)
             ref = EmptyReference(view.lab if view.mean is None else view.mean, view.spread, "calibration")
         # The mean colour mixes linearly when a car covers part of its space (see ColourModel).
-        colour = sp.lab_mean
+        # Print is measured on the space, a car where it is seen (camera parallax).
+        seen = sp if not np.any(shift) else crop_spaces(norm, quads_px + shift, px_per_mm, self.geometry,
+                                                        self.track_ids, self.index)
+        colour, colour_car = sp.lab_mean, seen.lab_mean
         if change is not None:
             # With the empty view, what changed is the car: its own colour when it covers part of
             # the space (a fully covered space is read whole: its changed pixels include shadow).
             use = (change.changed_share >= 0.3) & (change.changed_share < 0.8)
             colour = np.where(use[:, None], change.changed_lab, colour)
-        parts = [(self.colour.loglik(colour, self.printed, self.track_ids, ref), W_COLOUR)]
+            colour_car = np.where(use[:, None], change.changed_lab, colour_car)
+        parts = [(self.colour.loglik(colour, self.printed, self.track_ids, ref, colour_car), W_COLOUR)]
         if change is not None:
             parts.append((change_loglik(change.d50), W_CHANGE))
         cprobs = None
         if self.classifier is not None:
-            cprobs = self.classifier.predict(sp.patches)
+            if not np.any(patch_shift):
+                patches = sp.patches
+            elif np.array_equal(patch_shift, shift):
+                patches = seen.patches
+            else:
+                patches = crop_spaces(norm, quads_px + patch_shift, px_per_mm, self.geometry, self.track_ids,
+                                      self.index).patches
+            cprobs = self.classifier.predict(patches)
             parts.append((self.classifier.loglik(cprobs, CLASSIFIER_FLOOR, CLASSIFIER_COLOUR_TRUST), W_CLASSIFIER))
         ll = fuse(parts)
         p = np.exp(ll - ll.max(axis=1, keepdims=True))
@@ -114,10 +136,11 @@ class Reader:
 
     def read_flattened(self, flattened: np.ndarray, location: BoardLocation, image_name: str = "",
                        px_per_mm: float = PX_PER_MM, t_start: float | None = None,
-                       warnings: list[str] | None = None) -> Reading:
-        """Read a board already flattened to the template frame."""
+                       warnings: list[str] | None = None, camera_mm=None) -> Reading:
+        """Read a board already flattened to the template frame (`camera_mm`: where the camera
+        stood, see rectify.camera_position; None reads as if from straight above)."""
         t_start = time.perf_counter() if t_start is None else t_start
-        ev = self.evidence(flattened, px_per_mm)
+        ev = self.evidence(flattened, px_per_mm, camera_mm)
         tracks = self.decide(ev)
         warnings = list(warnings or [])
         doubtful = [t for t in tracks if t.doubtful]
@@ -143,10 +166,11 @@ class Reader:
         warnings = list(loc.warnings)
         warnings.extend(w for w in photo_warnings(image_bgr, loc) if w not in warnings)
         flat = flatten(image_bgr, loc.corners_xy, px_per_mm=PX_PER_MM)
+        camera = camera_position(loc.corners_xy, image_bgr.shape[1::-1])
         if scale_to_photo != 1.0:
             loc = BoardLocation(np.asarray(loc.corners_xy, float) * scale_to_photo, loc.orientation,
                                 loc.confidence, loc.warnings)
-        return self.read_flattened(flat, loc, image_name, PX_PER_MM, t_start, warnings)
+        return self.read_flattened(flat, loc, image_name, PX_PER_MM, t_start, warnings, camera)
 
     def read_path(self, path: str) -> Reading:
         """Load a photo file (EXIF applied; a large JPEG decoded reduced) and read it."""
@@ -157,6 +181,15 @@ class Reader:
         img = load_photo(path, reduce=decode_reduction(w, h))
         scale = w / img.shape[1]
         return self.read(img, image_name=str(path), t_start=t0, scale_to_photo=scale)
+
+
+def car_offsets_px(quads_mm: np.ndarray, camera_mm, height_mm: float, px_per_mm: float) -> np.ndarray:
+    """(N, 1, 2) offsets, in flattened-board pixels, from each space to where a car standing on it
+    is seen from `camera_mm` (None or a height of 0: no offset). Add to the spaces' quads."""
+    quads_mm = np.asarray(quads_mm, dtype=float)
+    if camera_mm is None or height_mm <= 0:
+        return np.zeros((len(quads_mm), 1, 2))
+    return (parallax_mm(quads_mm.mean(axis=1), camera_mm, height_mm) * px_per_mm)[:, None, :]
 
 
 def decode_reduction(width: int, height: int) -> int:
