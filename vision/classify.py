@@ -164,18 +164,24 @@ class ColourModel:
         self.cfg = cfg
 
     def loglik(self, lab: np.ndarray, printed: list[str], track_ids: np.ndarray,
-               reference: EmptyReference | None = None, lab_car: np.ndarray | None = None) -> np.ndarray:
+               reference: EmptyReference | None = None, lab_car: np.ndarray | None = None,
+               car_isolated: np.ndarray | None = None) -> np.ndarray:
         """(N, 6) log-likelihood of each space's colour under each class, after adapting to the photo.
 
         `lab` is each space's colour where it is printed, `lab_car` (default: the same) where a car
         on it is seen (a car's body stands above the board, so in a photo from the side it leans
         off its space). `printed` is each space's printed colour name; `track_ids` groups spaces
         into tracks (the adaptation weighs each space by its whole track's current reading, since
-        tracks are claimed whole).
+        tracks are claimed whole). `car_isolated` marks spaces whose `lab_car` is already the colour
+        of what covers part of the space alone (the changed pixels against an empty view): there a
+        car must show its own colour, not a mix with the print (a shadow is not part of a car).
         """
         cfg = self.cfg
         lab = np.asarray(lab, dtype=float)
         lab_c = lab if lab_car is None else np.asarray(lab_car, dtype=float)
+        t_min = np.full(len(lab), cfg.min_cover)
+        if car_isolated is not None:
+            t_min[np.asarray(car_isolated, bool)] = 1.0
         n = len(lab)
         printed = np.asarray(printed)
         if reference is not None:
@@ -200,7 +206,7 @@ class ColourModel:
             # the car: the nearest point of that segment, t >= min_cover, explains the space.
             v = car[None, :, :] - empty[:, None, :]  # (n, 5, 3)
             t = ((lab_c[:, None, :] - empty[:, None, :]) * v).sum(-1) / np.maximum((v * v).sum(-1), 1e-6)
-            t = np.clip(t, cfg.min_cover, 1.0)
+            t = np.clip(t, t_min[:, None], 1.0)
             point = empty[:, None, :] + t[..., None] * v
             ll[:, 1:] = _gauss_ll(lab_c[:, None, :], point, sig_c[None, None, :]) - cfg.cover_penalty * (1 - t)
             ll = np.maximum(ll, ll.max(axis=1, keepdims=True) + cfg.floor)

@@ -103,14 +103,14 @@ class Reader:
         # Print is measured on the space, a car where it is seen (camera parallax).
         seen = sp if not np.any(shift) else crop_spaces(norm, quads_px + shift, px_per_mm, self.geometry,
                                                         self.track_ids, self.index)
-        colour, colour_car = sp.lab_mean, seen.lab_mean
+        colour, colour_car, isolated = sp.lab_mean, seen.lab_mean, None
         if change is not None:
             # With the empty view, what changed is the car: its own colour when it covers part of
             # the space (a fully covered space is read whole: its changed pixels include shadow).
-            use = (change.changed_share >= 0.3) & (change.changed_share < 0.8)
-            colour = np.where(use[:, None], change.changed_lab, colour)
-            colour_car = np.where(use[:, None], change.changed_lab, colour_car)
-        parts = [(self.colour.loglik(colour, self.printed, self.track_ids, ref, colour_car), W_COLOUR)]
+            # The print is still judged on the whole space.
+            isolated = (change.changed_share >= 0.3) & (change.changed_share < 0.8)
+            colour_car = np.where(isolated[:, None], change.changed_lab, colour_car)
+        parts = [(self.colour.loglik(colour, self.printed, self.track_ids, ref, colour_car, isolated), W_COLOUR)]
         if change is not None:
             parts.append((change_loglik(change.d50), W_CHANGE))
         cprobs = None

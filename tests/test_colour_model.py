@@ -1,0 +1,47 @@
+"""Colour evidence per space (vision.classify.ColourModel): empty print, cars, a car covering part of
+its space, and a shadow that is not a car."""
+import numpy as np
+
+from vision.classify import CAR_LAB, ColourModel, EmptyReference
+from vision.reading import SPACE_CLASSES
+
+GRAY_PRINT = np.array([160.0, 128.0, 126.0])
+
+
+def read(lab, lab_car=None, isolated=None, n_tracks=12):
+    """Per-space winners over `n_tracks` one-space gray tracks, the first showing `lab`; the rest
+    plain empty print (so the photo's adaptation has something to adapt to)."""
+    labs = np.tile(GRAY_PRINT, (n_tracks, 1))
+    labs[0] = lab
+    cars = labs.copy()
+    if lab_car is not None:
+        cars[0] = lab_car
+    iso = np.zeros(n_tracks, bool)
+    if isolated is not None:
+        iso[0] = isolated
+    ref = EmptyReference(np.tile(GRAY_PRINT, (n_tracks, 1)), None, "test")
+    ll = ColourModel().loglik(labs, ["gray"] * n_tracks, np.arange(n_tracks), ref, cars, iso)
+    return [SPACE_CLASSES[i] for i in ll.argmax(axis=1)]
+
+
+def test_print_reads_empty_and_a_car_reads_its_colour():
+    assert read(GRAY_PRINT)[0] == "empty"
+    for colour in ("red", "blue", "green", "yellow", "black"):
+        assert read(np.array(CAR_LAB[colour]))[0] == colour
+
+
+def test_a_car_covering_half_its_space_still_reads():
+    half_red = (GRAY_PRINT + np.array(CAR_LAB["red"])) / 2
+    assert read(half_red)[0] == "red"
+    # With an empty view the red pixels are told apart: the car shows its own colour.
+    assert read(half_red, lab_car=np.array(CAR_LAB["red"]), isolated=True)[0] == "red"
+
+
+def test_a_shadow_beside_a_car_is_not_a_black_car():
+    """A neighbour's shadow darkens part of an empty space: the changed pixels are the print,
+    darker, with its own hue. Read as a mix of print and car it looks like part of a dark car; seen
+    alone (isolated against the empty view) it is no car's colour, and the space stays empty."""
+    shadow = GRAY_PRINT * np.array([0.7, 1.0, 1.0]) + np.array([0.0, 0.0, 2.0])
+    whole = 0.55 * GRAY_PRINT + 0.45 * shadow
+    assert read(shadow)[0] != "empty"  # what the mix reading makes of the shadow measured alone
+    assert read(whole, lab_car=shadow, isolated=True)[0] == "empty"
