@@ -1,14 +1,15 @@
 """Per-space evidence: what sits on each space, as log-likelihoods over SPACE_CLASSES.
 
-Two independent sources, fused in `space_evidence`:
+Sources, fused by `fuse` in `vision.read.Reader.evidence` (with, given a calibration, the change
+against the empty view, `change_loglik`):
 
 1. `SpaceClassifier`: the YOLO classifier trained on rendered boards (`models/train.py`), run with
    onnxruntime on all 309 patches in one batch. Its preprocessing (patch geometry, size) comes from
    `models/space_classifier.json`, written by the training run, so it cannot drift.
 2. `ColourModel`: colour evidence that needs no training. Per space, the light-normalised median
    Lab colour of its inner part is compared with (a) what that space looks like EMPTY (its printed
-   colour: from the user's calibration when given, else the template's measured colour, else the
-   printed colour's class, each adapted to the photo) and (b) the five car colours. The photo adapts
+   colour: from the user's calibration when given, else the printed colour's class, each adapted
+   to the photo) and (b) the five car colours, measured where a car on the space is seen. The photo adapts
    both: a few EM rounds re-estimate every mean from the spaces the current reading assigns to it,
    with a prior that keeps it near its start, so a warm or cold light shifts the models, not the
    answers. Car colours start from generic plastic colours (never from a photo).
