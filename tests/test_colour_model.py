@@ -45,3 +45,16 @@ def test_a_shadow_beside_a_car_is_not_a_black_car():
     whole = 0.55 * GRAY_PRINT + 0.45 * shadow
     assert read(shadow)[0] != "empty"  # what the mix reading makes of the shadow measured alone
     assert read(whole, lab_car=shadow, isolated=True)[0] == "empty"
+
+
+def test_glare_on_dark_print_is_not_a_car():
+    """Glossy black print under a lamp: the print mixed with the light's white, still neutral. It is
+    not a car; a green car of the same lightness (its own hue) still is."""
+    black_print = np.array([50.0, 128.0, 127.0])
+    glare = black_print + 0.3 * (np.array([255.0, 128.0, 128.0]) - black_print)
+    labs = np.tile(black_print, (12, 1))
+    labs[0] = glare
+    labs[1] = np.array(CAR_LAB["green"]) * [glare[0] / CAR_LAB["green"][0], 1, 1]
+    ll = ColourModel().loglik(labs, ["black"] * 12, np.arange(12))
+    assert SPACE_CLASSES[ll[0].argmax()] == "empty"
+    assert SPACE_CLASSES[ll[1].argmax()] == "green"

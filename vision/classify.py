@@ -37,6 +37,7 @@ CAR_LAB = {
     "yellow": (188.0, 121.0, 190.0),
     "black": (28.0, 128.0, 130.0),
 }
+WHITE_LAB = np.array([255.0, 128.0, 128.0])  # the light itself, as glare on glossy print
 PRINTED_LAB = {
     "red": (95.0, 165.0, 163.0),
     "blue": (100.0, 133.0, 84.0),
@@ -151,6 +152,10 @@ class ColourModelConfig:
     floor: float = -12.0  # lowest log-likelihood of one space (a car half off its space, a glare)
     min_cover: float = 0.4  # a car may cover this share of its space and still count
     cover_penalty: float = 2.0  # log-likelihood cost of a car covering none of its space (linear)
+    # Glossy print catches the light: an empty space may look like its print mixed with white, up
+    # to this share, at this log-likelihood cost per unit share (cars are matt or far from white).
+    max_glare: float = 0.35
+    glare_penalty: float = 1.0
 
 
 def _gauss_ll(x: np.ndarray, mu: np.ndarray, sigma: np.ndarray) -> np.ndarray:
@@ -202,7 +207,10 @@ class ColourModel:
         for _ in range(cfg.rounds + 1):
             empty = empty0 + shift_e[pidx]
             ll = np.empty((n, len(SPACE_CLASSES)))
-            ll[:, 0] = _gauss_ll(lab, empty, sig_e)
+            # Empty: the print, or the print mixed with the light's white (glare), nearest point.
+            g = WHITE_LAB - empty
+            a = np.clip(((lab - empty) * g).sum(-1) / np.maximum((g * g).sum(-1), 1e-6), 0.0, cfg.max_glare)
+            ll[:, 0] = _gauss_ll(lab, empty + a[:, None] * g, sig_e) - cfg.glare_penalty * a
             # A car covering a share t of its space shows (as a mean colour) between the print and
             # the car: the nearest point of that segment, t >= min_cover, explains the space.
             v = car[None, :, :] - empty[:, None, :]  # (n, 5, 3)
