@@ -131,6 +131,11 @@ def draw_cars(img: np.ndarray, px_per_mm: float, cars: list[Car], camera_mm: np.
     # Far cars first, so nearer ones overlap them.
     order = sorted(cars, key=lambda c: -float(np.linalg.norm(c.center_mm - cam_xy)))
     line = max(1, int(round(0.35 * ppm)))
+    # How dark a car's silhouette and roof rim look varies with the plastic and the light: a
+    # glossy bright car shows almost none (its sides catch light), a matt one in side light a
+    # dark edge. Drawn at random per photo so a dark frame is not what makes a car a car.
+    outline = float(rng.uniform(0.22, 0.85))
+    rim = float(rng.uniform(0.55, 0.9))
     for car in order:
         h = car.height_mm
         par = (car.center_mm - cam_xy) * h / max(cam_h - h, 1.0)  # top face shift
@@ -174,8 +179,8 @@ def draw_cars(img: np.ndarray, px_per_mm: float, cars: list[Car], camera_mm: np.
         a = tc + v * side * (car.width_mm / 2 - 1.3) - car.axis * (car.length_mm / 2 - 2.2)
         b = tc + v * side * (car.width_mm / 2 - 1.3) + car.axis * (car.length_mm / 2 - 2.2)
         cv2.line(img, _pt(a, ppm), _pt(b, ppm), _c(hi), line, cv2.LINE_AA, _SHIFT)
-        cv2.polylines(img, [_p(top, ppm)], True, _c(roof * 0.55), 1, cv2.LINE_AA, _SHIFT)
-        cv2.polylines(img, [_p(hull, ppm)], True, _c(base * 0.22), line, cv2.LINE_AA, _SHIFT)
+        cv2.polylines(img, [_p(top, ppm)], True, _c(roof * rim), 1, cv2.LINE_AA, _SHIFT)
+        cv2.polylines(img, [_p(hull, ppm)], True, _c(base * outline), line, cv2.LINE_AA, _SHIFT)
     return img
 
 
