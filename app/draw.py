@@ -12,16 +12,11 @@ import cv2
 import numpy as np
 
 from calibration.template import Template, load_template
+from vision.draw import DOUBT_BGR, OUTLINE_BGR, OWNER_BGR, draw_path
 
-# Plastic train colours as drawn (BGR), and the outline that keeps each visible on any board.
-OWNER_BGR = {"red": (40, 40, 215), "blue": (205, 110, 25), "green": (60, 165, 45),
-             "yellow": (30, 215, 250), "black": (30, 30, 30)}
-OUTLINE_BGR = {"red": (255, 255, 255), "blue": (255, 255, 255), "green": (255, 255, 255),
-               "yellow": (40, 40, 40), "black": (255, 255, 255)}
 PRINTED_BGR = {"red": (70, 70, 200), "blue": (190, 130, 60), "green": (80, 160, 80),
                "yellow": (80, 210, 235), "black": (60, 60, 60), "white": (235, 235, 235),
                "orange": (50, 140, 240), "pink": (180, 140, 235), "gray": (160, 160, 160)}
-DOUBT_BGR = (255, 0, 255)  # magenta: not a player colour, stands out on the map
 SELECT_BGR = (255, 255, 0)  # cyan
 PAPER_BGR = (205, 228, 238)
 
@@ -101,12 +96,11 @@ def draw_tracks(scene: np.ndarray, owners: Mapping[int, str | None], doubtful: I
 def draw_paths(scene: np.ndarray, paths: Mapping[str, Sequence[int]]) -> np.ndarray:
     """Each player's path (track ids in travel order, from the score sheet) drawn by
     `vision.draw.draw_path` in the player's colour over a faded board, so the paths stand out."""
-    from vision.draw import OWNER_BGR as PATH_BGR, draw_path
 
     out = cv2.addWeighted(scene, 0.55, np.full_like(scene, 255), 0.45, 0)
     thick = max(4, round(scene.shape[1] / 170))
     for color, track_ids in paths.items():
-        out = draw_path(out, track_ids, PATH_BGR[color], thickness=thick)
+        out = draw_path(out, track_ids, OWNER_BGR[color], thickness=thick)
     return out
 
 

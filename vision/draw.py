@@ -10,15 +10,13 @@ import numpy as np
 
 from vision.reading import Reading
 
-# BGR of each owner's outline (black cars are outlined in white so they stand out on dark spaces).
-OWNER_BGR = {
-    "red": (40, 40, 230),
-    "blue": (230, 120, 20),
-    "green": (40, 170, 40),
-    "yellow": (0, 220, 250),
-    "black": (255, 255, 255),
-}
-DOUBT_BGR = (255, 0, 255)
+# The one palette of ttr's drawings (reader overlays and the app): plastic train colours (BGR) and
+# the outline that keeps each visible on any board.
+OWNER_BGR = {"red": (40, 40, 215), "blue": (205, 110, 25), "green": (60, 165, 45),
+             "yellow": (30, 215, 250), "black": (30, 30, 30)}
+OUTLINE_BGR = {"red": (255, 255, 255), "blue": (255, 255, 255), "green": (255, 255, 255),
+               "yellow": (40, 40, 40), "black": (255, 255, 255)}
+DOUBT_BGR = (255, 0, 255)  # magenta: not a player colour, stands out on the map
 
 
 def _track_quads_px(px_per_mm: float):
@@ -41,10 +39,10 @@ def draw_reading(flattened: np.ndarray, reading: Reading, thickness: int = 3) ->
         q = quads[t.track_id]
         if t.owner:
             colour = OWNER_BGR.get(t.owner, (128, 128, 128))
+            outline = OUTLINE_BGR.get(t.owner, (255, 255, 255))
             for s in q:
                 pts = np.round(s).astype(np.int32).reshape(-1, 1, 2)
-                if t.owner == "black":
-                    cv2.polylines(out, [pts], True, (0, 0, 0), thickness + 2, cv2.LINE_AA)
+                cv2.polylines(out, [pts], True, outline, thickness + 2, cv2.LINE_AA)
                 cv2.polylines(out, [pts], True, colour, thickness, cv2.LINE_AA)
         if t.doubtful:
             c = q.reshape(-1, 2).mean(axis=0)
