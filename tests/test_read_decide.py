@@ -144,3 +144,19 @@ def test_getting_under_the_car_bound_drops_no_more_than_needed():
     assert all(r[t.id].owner == "red" for t in rest)
     choice = np.array([0 if t.owner is None else SPACE_CLASSES.index(t.owner) for t in r])
     assert trains_used(choice, BOARD)[1] == TRAINS_PER_PLAYER - 1
+
+
+def test_taking_back_claims_keeps_an_empty_lane_beside_its_neighbour_empty():
+    """In a 5-player game, an empty lane showing its neighbour's green cars (and, a little, a dark
+    shadow) stays empty: lanes of a double are judged together, also after the car bound."""
+    i, j = next((i, j) for i, j in doubles() if BOARD.tracks[i].length == 2)
+    singles = [t.id for t in BOARD.tracks if BOARD.double_of(t) is None]
+    owners = {j: "green", singles[0]: "red", singles[1]: "blue", singles[2]: "yellow", singles[3]: "black"}
+    ll = evidence(owners)
+    ll[i][:] = 0.0
+    ll[i][:, player_index("green")] = 3.0  # spill from the neighbour (per space; 3.0 a track after tempering)
+    ll[i][:, player_index("black")] = 1.0
+    ll[i][:, 0] = 0.5
+    r = decide_tracks(ll)
+    assert r[j].owner == "green"
+    assert r[i].owner is None

@@ -196,20 +196,28 @@ def settle_by_rules(scores: np.ndarray, choice: np.ndarray, board: Board,
 def _improve(scores: np.ndarray, choice: np.ndarray, board: Board, max_trains: int) -> np.ndarray:
     """Give each track, one at a time, its best hypothesis that breaks no rule with the others as
     they are, until nothing changes. Dropping claims one by one to get a player under the car bound
-    can drop one more than needed (a later drop frees more cars); this takes the extra one back."""
+    can drop one more than needed (a later drop frees more cars); this takes the extra one back.
+    A lane of a double is scored together with its neighbour (see `_lane_score`)."""
     choice = choice.copy()
+    other = _double_ids(board)
+
+    def score(tid: int, h: int) -> float:
+        o = other[tid]
+        if o < 0:
+            return float(scores[tid, h])
+        return _lane_score(scores[tid], h, int(choice[o])) + _lane_score(scores[o], int(choice[o]), h)
+
     for _ in range(5):
         changed = False
         for t in board.tracks:
             used = trains_used(choice, board)
-            best = int(choice[t.id])
-            for h in np.argsort(-scores[t.id]):
-                if scores[t.id, h] <= scores[t.id, best]:
-                    break
-                if _ok(t.id, int(h), choice, board, used, max_trains):
-                    best = int(h)
-                    break
-            if best != choice[t.id]:
+            current = int(choice[t.id])
+            best, best_score = current, score(t.id, current)
+            for h in range(len(SPACE_CLASSES)):
+                s = score(t.id, h)
+                if s > best_score and _ok(t.id, h, choice, board, used, max_trains):
+                    best, best_score = h, s
+            if best != current:
                 choice[t.id] = best
                 changed = True
         if not changed:
