@@ -37,6 +37,9 @@ from scoring.errors import TtrError
 DEFAULTS = {"count": 24, "epochs": 6, "imgsz": 64, "side_mm": 30.0, "seed": 1000, "photo_wh": (2000, 1500),
             "corner_jitter": 0.005, "batch": 64, "car_seen_height_mm": 0.0}
 SMOKE = {"count": 3, "epochs": 1, "photo_wh": (1000, 750)}
+MIXED_SIZES = ((640, 480), (1008, 756), (1280, 960), (1600, 1200), (1920, 1080), (2016, 1512),
+               (1200, 1600), (1512, 2016))
+MIXED_WEIGHTS = np.array([1, 2, 2, 3, 2, 3, 1, 2], float)
 from vision.reading import SPACE_CLASSES as CLASSES  # noqa: E402  (empty + the five player colours)
 
 
@@ -49,9 +52,22 @@ def add_arguments(parser):
     parser.add_argument("--work", metavar="DIR", help="keep the rendered patches and the run here")
     parser.add_argument("--car-seen-height", type=float, default=DEFAULTS["car_seen_height_mm"], metavar="MM",
                         help="cut each patch where a car this high is seen (camera parallax); 0: at the space")
+    parser.add_argument("--photo-size", default=None, metavar="WxH|mixed",
+                        help="size of the rendered photos (default 2000x1500; mixed: 640x480 to 2016x1512)")
     parser.add_argument("--smoke", action="store_true", help="a seconds-long run that checks the recipe")
     parser.add_argument("--renderer-plastic", action="store_true",
                         help="keep the renderer's plastic colours (no brighter plastic, see _WiderPlastic)")
+
+
+def _size(text: str) -> tuple[int, int]:
+    """'WxH' -> (W, H), both 320..8000 pixels."""
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise TtrError(f"--photo-size {text!r}: give WxH, e.g. 2000x1500, or mixed") from None
+    if not (320 <= w <= 8000 and 320 <= h <= 8000):
+        raise TtrError(f"--photo-size {text!r}: each side must be 320 to 8000 pixels")
+    return w, h
 
 
 def render_patches(out_dir: Path, count: int, seed: int, imgsz: int, side_mm: float, photo_wh=(2000, 1500),
@@ -88,11 +104,15 @@ def render_patches(out_dir: Path, count: int, seed: int, imgsz: int, side_mm: fl
         s = seed + i
         rng = np.random.default_rng(s)
         claims = random_position(rng, board)
+        wh = photo_wh
+        if photo_wh == "mixed":  # phone photos as they arrive: small uploads to full frames (decoded ~2000 px)
+            pick = np.random.default_rng(s + 2_000_000)
+            wh = MIXED_SIZES[int(pick.choice(len(MIXED_SIZES), p=MIXED_WEIGHTS / MIXED_WEIGHTS.sum()))]
         if wider_plastic:
             with _WiderPlastic(s + 1_000_000):
-                photo = render_photo(rng, claims, photo_wh)
+                photo = render_photo(rng, claims, wh)
         else:
-            photo = render_photo(rng, claims, photo_wh)
+            photo = render_photo(rng, claims, wh)
         owner = {tid: colour for colour, ids in claims.items() for tid in ids}
         corners = np.asarray(photo.corners_xy, dtype=float)
         diag = np.linalg.norm(corners[0] - corners[2])
@@ -204,6 +224,8 @@ def run(args) -> int:
         p["epochs"] = args.epochs
     p["imgsz"], p["seed"] = args.imgsz, args.seed
     p["car_seen_height_mm"] = args.car_seen_height
+    if args.photo_size:
+        p["photo_wh"] = "mixed" if args.photo_size == "mixed" else _size(args.photo_size)
     out_dir = Path(args.out)
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="ttr_train_"))
     data_dir = work / "patches"
@@ -226,7 +248,7 @@ def run(args) -> int:
         "model": "yolo11n-cls.yaml (from scratch)",
         "task": "space classes",
         "render": {"count": p["count"], "seeds": [p["seed"], p["seed"] + p["count"] - 1],
-                   "photo_wh": list(p["photo_wh"]), "corner_jitter": p["corner_jitter"],
+                   "photo_wh": p["photo_wh"] if p["photo_wh"] == "mixed" else list(p["photo_wh"]), "corner_jitter": p["corner_jitter"],
                    "wider_plastic": not args.renderer_plastic},
         "epochs": p["epochs"], "batch": p["batch"], "smoke": bool(args.smoke),
         "patches": counts, "metrics": {k: v for k, v in metrics.items() if k in ("top1", "top5")},

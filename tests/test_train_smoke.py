@@ -53,3 +53,11 @@ def test_smoke_training_exports_a_model_the_reader_loads(tmp_path):
     rng = np.random.default_rng(5)
     photo = render_photo(rng, random_position(rng, reader.board), (1200, 900))
     assert len(reader.read(photo.image_bgr).tracks) == 100
+
+
+@pytest.mark.parametrize("text", ["12x", "2000", "axb", "100x100", "9000x2000"])
+def test_a_bad_photo_size_is_a_one_line_error(text):
+    r = subprocess.run([sys.executable, "-c", "import sys; from app.cli import main; sys.exit(main())",
+                        "train", "--photo-size", text, "--out", "unused"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2
+    assert r.stderr.strip().startswith("ttr: error: --photo-size") and "\n" not in r.stderr.strip()
