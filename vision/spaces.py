@@ -324,8 +324,9 @@ def register_to_template(board_norm: np.ndarray, quads_px: np.ndarray, px_per_mm
     """Where the template's spaces really are on a light-normalised flattened board.
 
     Corners found a few millimetres off (a rounded or worn board corner, a hand-clicked one) move
-    every space a little. The spaces, and the cars on them, stand out from the paper, so the image
-    of "how far from paper grey" is matched (ECC, affine) to an image of the template's filled
+    every space a little, by a homography (a wrong corner flattens the board through a slightly wrong
+    one). The spaces, and the cars on them, stand out from the paper, so the image
+    of "how far from paper grey" is matched (ECC, homography) to an image of the template's filled
     quads over the map area. Returns (the quads moved onto the board, ECC score); the quads
     unchanged and 0.0 when the match fails or would move anything more than `max_shift_mm`.
     """
@@ -345,15 +346,15 @@ def register_to_template(board_norm: np.ndarray, quads_px: np.ndarray, px_per_mm
     mask = np.zeros((sh, sw), np.uint8)
     b = int(round(BORDER_MM * work_px_per_mm))
     mask[b:sh - b, b:sw - b] = 255
-    warp = np.eye(2, 3, dtype=np.float32)
+    warp = np.eye(3, 3, dtype=np.float32)
     try:
-        score, warp = cv2.findTransformECC(tmpl, feat, warp, cv2.MOTION_AFFINE,
+        score, warp = cv2.findTransformECC(tmpl, feat, warp, cv2.MOTION_HOMOGRAPHY,
                                            (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, 40, 1e-4), mask, 5)
     except cv2.error:
         return quads_px, 0.0
-    full = warp.astype(np.float64).copy()
-    full[:, 2] /= f  # template px -> board px, at full scale
-    moved = quads_px @ full[:, :2].T + full[:, 2]
+    s = np.diag([f, f, 1.0])  # template px -> board px, at full scale
+    full = np.linalg.inv(s) @ warp.astype(np.float64) @ s
+    moved = cv2.perspectiveTransform(quads_px.reshape(-1, 1, 2), full).reshape(quads_px.shape)
     if np.abs(moved - quads_px).max() > max_shift_mm * px_per_mm:
         return quads_px, 0.0
     return moved, float(score)
