@@ -241,3 +241,44 @@ def test_score_reads_the_photo_and_tallies_the_game_file(tmp_path):
     bad.write_text("{not json")
     r = _ttr("score", str(p), "--game", str(bad))
     assert r.returncode == 2 and "Traceback" not in r.stderr and r.stderr.startswith("ttr: error:")
+
+
+def test_classifier_answer_is_averaged_with_the_half_turned_patch_where_print_is_a_player_colour():
+    """Where a track is printed in a player's colour only the classifier can tell a car from the print,
+    so its answer there is the mean over the patch and its half-turned copy; elsewhere one look."""
+    from vision.read import Reader
+    from vision.reading import PLAYER_COLORS
+
+    real = Reader().classifier
+    seen_turned = []
+
+    class Lopsided:
+        """Says 'car' for a patch brighter on its left half, 'empty' otherwise."""
+        config, occupancy = real.config, real.occupancy
+
+        def predict(self, patches):
+            left = patches[:, :, : patches.shape[2] // 2].mean(axis=(1, 2, 3))
+            right = patches[:, :, patches.shape[2] // 2:].mean(axis=(1, 2, 3))
+            seen_turned.append(len(patches))
+            p = np.zeros((len(patches), 6))
+            p[:, 0] = np.where(left > right, 0.1, 0.9)
+            p[:, 1] = 1 - p[:, 0]
+            return p
+
+        def loglik(self, probs, *args):
+            return real.loglik(probs, *args)
+
+    reader = Reader()
+    reader.classifier = Lopsided()
+    photo, _ = _render(21)
+    from vision.locate import locate_board
+    from vision.rectify import flatten
+
+    flat = flatten(photo.image_bgr, locate_board(photo.image_bgr).corners_xy, 2.0)
+    ev = reader.evidence(flat)
+    player = np.isin(reader.printed, PLAYER_COLORS)
+    assert seen_turned == [len(player), int(player.sum())]  # all patches, then the player-printed ones turned
+    # Lopsided answers 0.1 or 0.9 on one look; the mean of two opposite looks is 0.5.
+    assert set(np.round(ev.classifier_probs[~player, 0], 3)) <= {0.1, 0.9}
+    assert np.all(np.isin(np.round(ev.classifier_probs[player, 0], 3), [0.1, 0.5, 0.9]))
+    assert np.any(np.isclose(ev.classifier_probs[player, 0], 0.5))

@@ -18,10 +18,10 @@ import numpy as np
 from scoring.board import load_board
 from vision.classify import ColourModel, EmptyReference, change_loglik, fuse, load_classifier
 from vision.decide import DecideConfig, decide_tracks
-from vision.reading import BoardLocation, Reading
+from vision.reading import PLAYER_COLORS, BoardLocation, Reading
 from vision.rectify import camera_position, parallax_mm
-from vision.spaces import (CropGeometry, align_to_reference, change_features, crop_spaces, normalise_light,
-                           register_to_template)
+from vision.spaces import (CropGeometry, align_to_reference, change_features, crop_spaces, inner_mean_lab,
+                           normalise_light, register_to_template)
 
 PX_PER_MM = 2.0
 # Weights of the two evidence sources in the fused per-space log-likelihood.
@@ -71,6 +71,7 @@ class Reader:
         quads, tids, idx = self.template.all_spaces()
         self.quads_mm, self.track_ids, self.index = quads, tids, idx
         self.printed = [self.board.tracks[t].color for t in tids]
+        self.player_printed = np.isin(self.printed, PLAYER_COLORS)
         self.colour = ColourModel()
 
     # -- stages -------------------------------------------------------------------------------
@@ -101,9 +102,9 @@ class Reader:
             ref = EmptyReference(view.lab if view.mean is None else view.mean, view.spread, "calibration")
         # The mean colour mixes linearly when a car covers part of its space (see ColourModel).
         # Print is measured on the space, a car where it is seen (camera parallax).
-        seen = sp if not np.any(shift) else crop_spaces(norm, quads_px + shift, px_per_mm, self.geometry,
-                                                        self.track_ids, self.index)
-        colour, colour_car, isolated = sp.lab_mean, seen.lab_mean, None
+        colour, colour_car, isolated = sp.lab_mean, sp.lab_mean, None
+        if np.any(shift):
+            colour_car = inner_mean_lab(norm, quads_px + shift)
         if change is not None:
             # With the empty view, what changed is the car: its own colour when it covers part of
             # the space (a fully covered space is read whole: its changed pixels include shadow).
@@ -117,12 +118,16 @@ class Reader:
         if self.classifier is not None:
             if not np.any(patch_shift):
                 patches = sp.patches
-            elif np.array_equal(patch_shift, shift):
-                patches = seen.patches
             else:
                 patches = crop_spaces(norm, quads_px + patch_shift, px_per_mm, self.geometry, self.track_ids,
                                       self.index).patches
             cprobs = self.classifier.predict(patches)
+            # Where the print is a player's colour, colour cannot tell a car from the print and the
+            # classifier's answer is all there is: average it with that of the half-turned patch
+            # (a space looks the same from either end; training used both).
+            same = self.player_printed
+            turned = self.classifier.predict(np.ascontiguousarray(patches[same][:, ::-1, ::-1]))
+            cprobs[same] = (cprobs[same] + turned) / 2
             parts.append((self.classifier.loglik(cprobs, CLASSIFIER_FLOOR, CLASSIFIER_COLOUR_TRUST), W_CLASSIFIER))
         ll = fuse(parts)
         p = np.exp(ll - ll.max(axis=1, keepdims=True))

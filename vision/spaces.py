@@ -177,6 +177,24 @@ def inner_lab(patches: np.ndarray, length_px: np.ndarray, width_px: np.ndarray,
     return q50.astype(np.float32), (q75 - q25).astype(np.float32), lab.mean(axis=1).astype(np.float32)
 
 
+def inner_mean_lab(board_norm: np.ndarray, quads_px: np.ndarray, inner: tuple[float, float] = (0.7, 0.35),
+                   grid: tuple[int, int] = (17, 7)) -> np.ndarray:
+    """(N, 3) mean Lab over a grid of points on each quad's central part (`inner`: fractions of its
+    length and width), the same part `crop_spaces` measures, without cutting whole patches."""
+    c, axis, length, width = space_frames(quads_px)
+    n = len(c)
+    if n == 0:
+        return np.zeros((0, 3), np.float32)
+    gl = np.linspace(-0.5, 0.5, grid[0])[None, None, :, None] * (length * inner[0])[:, None, None, None]
+    gw = np.linspace(-0.5, 0.5, grid[1])[None, :, None, None] * (width * inner[1])[:, None, None, None]
+    nrm = np.stack([-axis[:, 1], axis[:, 0]], axis=1)
+    pts = (c[:, None, None, :] + gl * axis[:, None, None, :] + gw * nrm[:, None, None, :]).astype(np.float32)
+    px = cv2.remap(board_norm, pts[..., 0].reshape(n * grid[1], grid[0]), pts[..., 1].reshape(n * grid[1], grid[0]),
+                   cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    lab = cv2.cvtColor(px, cv2.COLOR_BGR2LAB).reshape(n, grid[0] * grid[1], 3).astype(np.float32)
+    return lab.mean(axis=1)
+
+
 def space_pixels_lab(patches: np.ndarray, length_px: np.ndarray, width_px: np.ndarray,
                      extent: tuple[float, float] = (0.85, 0.6), grid: tuple[int, int] = (16, 5)) -> np.ndarray:
     """(N, P, 3) float32 Lab of a grid of pixels over each space (most of its length and width):
