@@ -42,3 +42,23 @@ def test_rendered_orientation_matches_the_top_side(located):
         top = t[1] - t[0]
         expected = int(round(np.degrees(np.arctan2(top[1], top[0])) / 90.0)) % 4 * 90
         assert loc.orientation == expected
+
+
+def test_a_board_on_a_wooden_table_in_warm_light_is_found():
+    """`ttr render --seed 2026`, photo 10: warm light on a wooden table the colour of the score track.
+    Every colour mask finds the table; the map, too saturated for the plain map mask, is found as
+    the photo's least saturated bright part."""
+    from scoring.board import load_board
+    from vision.locate import locate_board
+    from vision.synth.positions import random_position
+
+    rng = np.random.default_rng([2026, 10])
+    rng.random()  # the CLI's draw for an empty board, so the random stream matches the photo's
+    claims = random_position(rng, load_board())
+    from vision.synth.cli import SIZE_WEIGHTS, SIZES
+
+    size = SIZES[int(rng.choice(len(SIZES), p=np.array(SIZE_WEIGHTS) / sum(SIZE_WEIGHTS)))]
+    photo = render.render_photo(rng, claims, size)
+    loc = locate_board(photo.image_bgr)
+    t = np.asarray(photo.corners_xy, float)
+    assert np.linalg.norm(loc.corners_xy - t, axis=1).mean() / np.linalg.norm(t[0] - t[2]) < 0.005

@@ -30,6 +30,7 @@ How (classical, about 1000 px on the long side for the search, full resolution f
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from functools import lru_cache
 
 import cv2
@@ -80,9 +81,12 @@ def locate_board(image_bgr: np.ndarray) -> BoardLocation:
     h, w = img.shape[:2]
     small, scale = shrink(img, WORK_SIDE)
 
-    quads = _coarse_quads(small)
     best, cut_seen, tried = None, False, []
-    for q, from_map in quads:
+    # The warm-light candidates only when no other candidate fits well enough to be kept.
+    candidates = itertools.chain(
+        _coarse_quads(small),
+        _when(lambda: best is None or best.quality < MIN_QUALITY, lambda: _warm_map_quads(small)))
+    for q, from_map in candidates:
         corners = (q + 0.5) / scale - 0.5  # pixel centres of `small` -> of the photo
         try:
             if from_map:
@@ -181,21 +185,51 @@ def _coarse_quads(small: np.ndarray):
                 yield q, level == "map"
 
 
-def map_mask(image_bgr: np.ndarray) -> np.ndarray:
+def _when(condition, make):
+    """Items of `make()` if `condition()` holds when the iteration reaches them (lazy chaining)."""
+    if condition():
+        yield from make()
+
+
+def _warm_map_quads(small: np.ndarray):
+    """Last-resort candidates (as `_coarse_quads`), when no other candidate fits at all: in warm
+    light over a wooden table the band's colours are everywhere and the map itself is too saturated
+    for `map_mask`, so the map is taken as the photo's least saturated bright part."""
+    smooth = cv2.blur(small, (3, 3))
+    limit = _least_saturated_limit(smooth)
+    if limit > MAP_MAX_SAT:
+        for q in _quads_from_map(smooth, limit):
+            yield q, True
+
+
+MAP_MAX_SAT = 70  # HSV saturation of the map in neutral light (it is pale and greyish)
+
+
+def map_mask(image_bgr: np.ndarray, max_sat: float = MAP_MAX_SAT) -> np.ndarray:
     """uint8 0/1 mask of the pale, greyish map inside the band (light, little colour)."""
     hsv = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2HSV)
     s, v = hsv[:, :, 1], hsv[:, :, 2]
-    return ((s <= 70) & (v >= 110)).astype(np.uint8)
+    return ((s <= max_sat) & (v >= 110)).astype(np.uint8)
 
 
-def _quads_from_map(smooth: np.ndarray) -> list[np.ndarray]:
+def _least_saturated_limit(image_bgr: np.ndarray) -> float:
+    """Otsu's split of the saturation of the bright pixels: below it, the least saturated part."""
+    hsv = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2HSV)
+    bright = hsv[:, :, 1][hsv[:, :, 2] >= 110]
+    if bright.size < 100:
+        return 0.0
+    t, _ = cv2.threshold(bright.reshape(-1, 1), 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+    return float(t)
+
+
+def _quads_from_map(smooth: np.ndarray, max_sat: float = MAP_MAX_SAT) -> list[np.ndarray]:
     """Board quadrilaterals grown from the map's outline by the band's width.
 
     For tables as red-brown as the band itself: the map is the large pale area, its edge is the
     band's inner edge, and the board's edge lies 24.5 mm further out on every side.
     """
     inner = []
-    for q in _quads_from_mask(map_mask(smooth)):
+    for q in _quads_from_mask(map_mask(smooth, max_sat)):
         # Board mm of the map's corners; which sides are long does not matter much (the band is
         # equally wide all round) and refining settles the rest.
         L = np.linalg.norm(q - np.roll(q, -1, axis=0), axis=1)
