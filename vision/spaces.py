@@ -46,7 +46,6 @@ class SpacePatches:
     lab: np.ndarray  # (N, 3) float, median OpenCV Lab (0..255) of each space's inner part
     lab_spread: np.ndarray  # (N, 3) float, inter-quartile range of the same pixels
     lab_mean: np.ndarray | None = None  # (N, 3) float, mean Lab of the same pixels (mixes linearly)
-    pixels_lab: np.ndarray | None = None  # (N, P, 3) float32 Lab of a grid of pixels over each space
 
     def __post_init__(self):
         n = len(self.track_ids)
@@ -150,12 +149,11 @@ def crop_spaces(board_norm: np.ndarray, quads_px: np.ndarray, px_per_mm: float,
     patches = cv2.remap(board_norm, map_x.reshape(n * s, s), map_y.reshape(n * s, s), cv2.INTER_LINEAR,
                         borderMode=cv2.BORDER_REPLICATE).reshape(n, s, s, 3)
     lab, spread, mean = inner_lab(patches, length / scale, width / scale, inner)
-    pixels = space_pixels_lab(patches, length / scale, width / scale)
     if track_ids is None:
         track_ids = np.zeros(n, int)
     if index is None:
         index = np.arange(n)
-    return SpacePatches(patches, np.asarray(track_ids), np.asarray(index), lab, spread, mean, pixels)
+    return SpacePatches(patches, np.asarray(track_ids), np.asarray(index), lab, spread, mean)
 
 
 def inner_lab(patches: np.ndarray, length_px: np.ndarray, width_px: np.ndarray,
@@ -193,23 +191,6 @@ def inner_mean_lab(board_norm: np.ndarray, quads_px: np.ndarray, inner: tuple[fl
                    cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     lab = cv2.cvtColor(px, cv2.COLOR_BGR2LAB).reshape(n, grid[0] * grid[1], 3).astype(np.float32)
     return lab.mean(axis=1)
-
-
-def space_pixels_lab(patches: np.ndarray, length_px: np.ndarray, width_px: np.ndarray,
-                     extent: tuple[float, float] = (0.85, 0.6), grid: tuple[int, int] = (16, 5)) -> np.ndarray:
-    """(N, P, 3) float32 Lab of a grid of pixels over each space (most of its length and width):
-    the input of the pixel colour model, which must see a car that covers only part of its space."""
-    n, s = patches.shape[:2]
-    if n == 0:
-        return np.zeros((0, grid[0] * grid[1], 3), np.float32)
-    hl = float(np.median(length_px)) * extent[0] / 2
-    hw = float(np.median(width_px)) * extent[1] / 2
-    mid = (s - 1) / 2.0
-    xs = np.round(mid + np.linspace(-hl, hl, grid[0])).astype(int).clip(0, s - 1)
-    ys = np.round(mid + np.linspace(-hw, hw, grid[1])).astype(int).clip(0, s - 1)
-    px = np.ascontiguousarray(patches[:, ys][:, :, xs])  # (N, gy, gx, 3)
-    lab = cv2.cvtColor(px.reshape(n * len(ys), len(xs), 3), cv2.COLOR_BGR2LAB)
-    return lab.reshape(n, len(ys) * len(xs), 3).astype(np.float32)
 
 
 def align_to_reference(board_norm: np.ndarray, reference_norm: np.ndarray, px_per_mm: float,
@@ -305,36 +286,6 @@ def change_features(board_norm: np.ndarray, reference_norm: np.ndarray, quads_px
     for k in np.flatnonzero(changed.any(axis=1)):
         changed_lab[k] = np.median(best_obs[k][changed[k]], axis=0)
     return SpaceChange(best, d75, share.astype(np.float32), changed_lab)
-
-
-def structure_change(board_norm: np.ndarray, reference_norm: np.ndarray, quads_px: np.ndarray,
-                     extent: tuple[float, float] = (1.0, 1.2), shift_px: int = 2) -> np.ndarray:
-    """(N,) 1 - the best normalised cross-correlation (over shifts up to `shift_px`) between each
-    space's grey pattern and its empty reference's, over the whole printed space and its frame.
-
-    Insensitive to light added or taken away (glare, shade): it compares the printed frame and
-    emblem, which a car hides, not the brightness."""
-    c, axis, length, width = space_frames(quads_px)
-    gray_b = cv2.cvtColor(board_norm, cv2.COLOR_BGR2GRAY).astype(np.float32)
-    gray_r = cv2.cvtColor(reference_norm, cv2.COLOR_BGR2GRAY).astype(np.float32)
-    gl = np.linspace(-0.5, 0.5, 19)[None, :, None, None] * (length * extent[0])[:, None, None, None]
-    gw = np.linspace(-0.5, 0.5, 9)[None, None, :, None] * (width * extent[1])[:, None, None, None]
-    nrm = np.stack([-axis[:, 1], axis[:, 0]], axis=1)
-    pts = c[:, None, None, :] + gl * axis[:, None, None, :] + gw * nrm[:, None, None, :]
-    h, w = gray_b.shape
-    xs = np.clip(np.round(pts[..., 0]).astype(int), shift_px, w - 1 - shift_px).reshape(len(c), -1)
-    ys = np.clip(np.round(pts[..., 1]).astype(int), shift_px, h - 1 - shift_px).reshape(len(c), -1)
-
-    def z(v):
-        v = v - v.mean(axis=1, keepdims=True)
-        return v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-3)
-
-    ref = z(gray_r[ys, xs])
-    best = np.full(len(c), -1.0, np.float32)
-    for dy in range(-shift_px, shift_px + 1):
-        for dx in range(-shift_px, shift_px + 1):
-            best = np.maximum(best, (z(gray_b[ys + dy, xs + dx]) * ref).sum(axis=1))
-    return 1.0 - best
 
 
 def register_to_template(board_norm: np.ndarray, quads_px: np.ndarray, px_per_mm: float,
