@@ -175,19 +175,25 @@ def inner_lab(patches: np.ndarray, length_px: np.ndarray, width_px: np.ndarray,
     return q50.astype(np.float32), (q75 - q25).astype(np.float32), lab.mean(axis=1).astype(np.float32)
 
 
+def space_grid(quads_px: np.ndarray, part: tuple[float, float], grid: tuple[int, int]) -> np.ndarray:
+    """(N, grid[0], grid[1], 2) points evenly over each quad's central part (`part`: fractions of
+    its length and width), along the space first, then across it."""
+    c, axis, length, width = space_frames(quads_px)
+    gl = np.linspace(-0.5, 0.5, grid[0])[None, :, None, None] * (length * part[0])[:, None, None, None]
+    gw = np.linspace(-0.5, 0.5, grid[1])[None, None, :, None] * (width * part[1])[:, None, None, None]
+    nrm = np.stack([-axis[:, 1], axis[:, 0]], axis=1)
+    return c[:, None, None, :] + gl * axis[:, None, None, :] + gw * nrm[:, None, None, :]
+
+
 def inner_mean_lab(board_norm: np.ndarray, quads_px: np.ndarray, inner: tuple[float, float] = (0.7, 0.35),
                    grid: tuple[int, int] = (17, 7)) -> np.ndarray:
     """(N, 3) mean Lab over a grid of points on each quad's central part (`inner`: fractions of its
     length and width), the same part `crop_spaces` measures, without cutting whole patches."""
-    c, axis, length, width = space_frames(quads_px)
-    n = len(c)
+    n = len(quads_px)
     if n == 0:
         return np.zeros((0, 3), np.float32)
-    gl = np.linspace(-0.5, 0.5, grid[0])[None, None, :, None] * (length * inner[0])[:, None, None, None]
-    gw = np.linspace(-0.5, 0.5, grid[1])[None, :, None, None] * (width * inner[1])[:, None, None, None]
-    nrm = np.stack([-axis[:, 1], axis[:, 0]], axis=1)
-    pts = (c[:, None, None, :] + gl * axis[:, None, None, :] + gw * nrm[:, None, None, :]).astype(np.float32)
-    px = cv2.remap(board_norm, pts[..., 0].reshape(n * grid[1], grid[0]), pts[..., 1].reshape(n * grid[1], grid[0]),
+    pts = space_grid(quads_px, inner, grid).astype(np.float32)
+    px = cv2.remap(board_norm, pts[..., 0].reshape(n * grid[0], grid[1]), pts[..., 1].reshape(n * grid[0], grid[1]),
                    cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     lab = cv2.cvtColor(px, cv2.COLOR_BGR2LAB).reshape(n, grid[0] * grid[1], 3).astype(np.float32)
     return lab.mean(axis=1)
@@ -245,13 +251,10 @@ def change_features(board_norm: np.ndarray, reference_norm: np.ndarray, quads_px
     """How much each space differs from its empty reference, pixel by pixel over its inner part, at
     the shift (up to `shift_px`, what alignment leaves) that makes it differ least; and the colour of
     what changed: a car that covers half its space shows as half the pixels changed, in its colour."""
-    c, axis, length, width = space_frames(quads_px)
-    gl = np.linspace(-0.5, 0.5, 15)[None, :, None, None] * (length * inner[0])[:, None, None, None]
-    gw = np.linspace(-0.5, 0.5, 7)[None, None, :, None] * (width * inner[1])[:, None, None, None]
-    nrm = np.stack([-axis[:, 1], axis[:, 0]], axis=1)
-    pts = c[:, None, None, :] + gl * axis[:, None, None, :] + gw * nrm[:, None, None, :]  # (N, 15, 7, 2)
-    xs = np.clip(np.round(pts[..., 0]).astype(int), shift_px, board_norm.shape[1] - 1 - shift_px).reshape(len(c), -1)
-    ys = np.clip(np.round(pts[..., 1]).astype(int), shift_px, board_norm.shape[0] - 1 - shift_px).reshape(len(c), -1)
+    pts = space_grid(quads_px, inner, (15, 7))
+    n = len(pts)
+    xs = np.clip(np.round(pts[..., 0]).astype(int), shift_px, board_norm.shape[1] - 1 - shift_px).reshape(n, -1)
+    ys = np.clip(np.round(pts[..., 1]).astype(int), shift_px, board_norm.shape[0] - 1 - shift_px).reshape(n, -1)
 
     def lab_at(img, yy, xx):
         px = img[yy, xx].reshape(-1, 1, 3)
@@ -261,7 +264,6 @@ def change_features(board_norm: np.ndarray, reference_norm: np.ndarray, quads_px
     toward_white = np.array([255.0, 128.0, 128.0], np.float32) - ref
     white_norm2 = np.maximum((toward_white ** 2).sum(-1), 1.0)
     m = ys.shape[1]
-    n = len(c)
     best = np.full(n, np.inf, np.float32)
     d75 = np.zeros(n, np.float32)
     best_obs = np.zeros((n, m, 3), np.float32)
