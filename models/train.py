@@ -75,8 +75,9 @@ def render_patches(out_dir: Path, count: int, seed: int, imgsz: int, side_mm: fl
                    car_seen_height_mm: float = 0.0) -> dict:
     """Render boards and write their space patches as out_dir/{train,val}/<class>/*.png.
 
-    Each patch is centred where a car on that space is seen (`vision.read.car_offsets_px`, with the
-    camera estimated from the jittered corners as the reader estimates it).
+    Each patch is centred on its space, or with `car_seen_height_mm` > 0 where a car that high on it
+    is seen (`vision.read.car_offsets_px`, the camera estimated from the jittered corners as the
+    reader estimates it).
 
     Returns counts per split and class.
     """
@@ -248,7 +249,8 @@ def run(args) -> int:
         "model": "yolo11n-cls.yaml (from scratch)",
         "task": "space classes",
         "render": {"count": p["count"], "seeds": [p["seed"], p["seed"] + p["count"] - 1],
-                   "photo_wh": p["photo_wh"] if p["photo_wh"] == "mixed" else list(p["photo_wh"]), "corner_jitter": p["corner_jitter"],
+                   "photo_wh": p["photo_wh"] if p["photo_wh"] == "mixed" else list(p["photo_wh"]),
+                   "corner_jitter": p["corner_jitter"],
                    "wider_plastic": not args.renderer_plastic},
         "epochs": p["epochs"], "batch": p["batch"], "smoke": bool(args.smoke),
         "patches": counts, "metrics": {k: v for k, v in metrics.items() if k in ("top1", "top5")},
