@@ -277,8 +277,59 @@ def test_classifier_answer_is_averaged_with_the_half_turned_patch_where_print_is
     flat = flatten(photo.image_bgr, locate_board(photo.image_bgr).corners_xy, 2.0)
     ev = reader.evidence(flat)
     player = np.isin(reader.printed, PLAYER_COLORS)
-    assert seen_turned == [len(player), int(player.sum())]  # all patches, then the player-printed ones turned
+    # All patches, then the player-printed ones turned (then any lanes judged again beside a claimed one).
+    assert seen_turned[:2] == [len(player), int(player.sum())]
     # Lopsided answers 0.1 or 0.9 on one look; the mean of two opposite looks is 0.5.
     assert set(np.round(ev.classifier_probs[~player, 0], 3)) <= {0.1, 0.9}
     assert np.all(np.isin(np.round(ev.classifier_probs[player, 0], 3), [0.1, 0.5, 0.9]))
     assert np.any(np.isclose(ev.classifier_probs[player, 0], 0.5))
+
+
+def test_a_lane_beside_a_claimed_lane_is_judged_again_with_that_lane_bare():
+    """Chicago-Pittsburgh is orange and black. With yellow cars on the orange lane, the black lane's
+    patch shows them; it is judged a second time with the orange lane painted in its print colour,
+    its own lane untouched. Lanes beside an empty lane, and single tracks, are judged once."""
+    from vision.read import Reader
+    from vision.synth.render import render_flat_board
+
+    orange = next(t for t in BOARD.tracks if {t.a, t.b} == {"Chicago", "Pittsburgh"} and t.color == "orange")
+    black = BOARD.double_of(orange)
+    reader = Reader()
+    real = reader.classifier
+    batches = []
+
+    class OrangeLaneClaimed:
+        """Says 'yellow car' for the orange lane's spaces on the first look at the whole board, else
+        'empty'; keeps what it saw."""
+        config, occupancy = real.config, real.occupancy
+
+        def predict(self, patches):
+            batches.append(np.array(patches))
+            p = np.zeros((len(patches), 6))
+            p[:, 0] = 0.95
+            if len(batches) == 1:
+                p[reader.track_ids == orange.id, 0] = 0.05
+            p[:, 4] = 1 - p[:, 0]  # SPACE_CLASSES: empty, red, blue, green, yellow, black
+            return p
+
+        def loglik(self, probs, *args):
+            return real.loglik(probs, *args)
+
+    reader.classifier = OrangeLaneClaimed()
+    overhead = np.array([397.0, 262.0, 700.0])  # camera over the board's middle
+    flat = render_flat_board(np.random.default_rng(5), {"yellow": [orange.id]}, camera_mm=overhead)
+    reader.evidence(flat)
+    mine = np.flatnonzero(reader.track_ids == black.id)
+    # All spaces, the player-printed ones half-turned, then the black lane's spaces again, and turned.
+    assert [len(b) for b in batches] == [309, int(reader.player_printed.sum()), len(mine), len(mine)]
+
+    def yellow_share(patches):
+        lab = cv2.cvtColor(np.ascontiguousarray(patches).reshape(-1, patches.shape[2], 3), cv2.COLOR_BGR2LAB)
+        return float(((lab[..., 2] > 165) & (lab[..., 1] < 140)).mean())  # yellow, not orange
+
+    first, again = batches[0][mine], batches[2]
+    assert yellow_share(first) > 0.05  # the orange lane's yellow cars were in view
+    assert yellow_share(again) < 0.2 * yellow_share(first)  # now the orange lane shows its print
+    s = first.shape[1]
+    own = np.s_[:, s // 2 - 3:s // 2 + 3, s // 4:3 * s // 4]  # the black lane itself is untouched
+    assert np.abs(first[own].astype(int) - again[own].astype(int)).mean() < 2.0

@@ -21,7 +21,7 @@ from vision.decide import DecideConfig, decide_tracks
 from vision.reading import PLAYER_COLORS, BoardLocation, Reading
 from vision.rectify import camera_position, parallax_mm
 from vision.spaces import (CropGeometry, align_to_reference, change_features, crop_spaces, inner_mean_lab,
-                           normalise_light, register_to_template)
+                           normalise_light, paint_spaces, register_to_template)
 
 PX_PER_MM = 2.0
 # Weights of the two evidence sources in the fused per-space log-likelihood.
@@ -35,6 +35,7 @@ CLASSIFIER_COLOUR_TRUST = 0.5  # see SpaceClassifier.loglik
 # the view below that, so what a photo shows of a car centres about 4 mm up. From ~70 cm that
 # leans up to ~2.5 mm off the space at the board's edges (see rectify.camera_position).
 COLOUR_SEEN_HEIGHT_MM = 4.0
+LANE_ALONE = True  # judge a lane beside a claimed lane of its double with that lane shown bare (Reader.evidence)
 
 
 @dataclass
@@ -73,6 +74,9 @@ class Reader:
         self.printed = [self.board.tracks[t].color for t in tids]
         self.player_printed = np.isin(self.printed, PLAYER_COLORS)
         self.colour = ColourModel()
+        # The other lane of each space's double route, as a track id (-1 on single routes).
+        other = {t.id: (self.board.double_of(t).id if self.board.double_of(t) else -1) for t in self.board.tracks}
+        self.other_lane = np.array([other[int(t)] for t in tids])
 
     # -- stages -------------------------------------------------------------------------------
     def quads_px(self, px_per_mm: float = PX_PER_MM) -> np.ndarray:
@@ -121,18 +125,66 @@ class Reader:
             else:
                 patches = crop_spaces(norm, quads_px + patch_shift, px_per_mm, self.geometry, self.track_ids,
                                       self.index).patches
-            cprobs = self.classifier.predict(patches)
-            # Where the print is a player's colour, colour cannot tell a car from the print and the
-            # classifier's answer is all there is: average it with that of the half-turned patch
-            # (a space looks the same from either end; training used both).
-            same = self.player_printed
-            turned = self.classifier.predict(np.ascontiguousarray(patches[same][:, ::-1, ::-1]))
-            cprobs[same] = (cprobs[same] + turned) / 2
+            cprobs = self._classify(patches, np.arange(len(patches)))
+            if LANE_ALONE:
+                first = fuse(parts + [(self.classifier.loglik(cprobs, CLASSIFIER_FLOOR, CLASSIFIER_COLOUR_TRUST),
+                                       W_CLASSIFIER)])
+                self._judge_lanes_alone(norm, quads_px + patch_shift, patches, first, cprobs, px_per_mm)
             parts.append((self.classifier.loglik(cprobs, CLASSIFIER_FLOOR, CLASSIFIER_COLOUR_TRUST), W_CLASSIFIER))
         ll = fuse(parts)
         p = np.exp(ll - ll.max(axis=1, keepdims=True))
         p /= p.sum(axis=1, keepdims=True)
         return SpaceEvidence(quads_px, self.track_ids, sp.lab, sp.lab_spread, ll, p, cprobs)
+
+    def _classify(self, patches: np.ndarray, spaces: np.ndarray) -> np.ndarray:
+        """The classifier's (len(spaces), 6) answer on `patches` of those spaces. Where the print is
+        a player's colour, colour cannot tell a car from the print and the classifier's answer is
+        all there is: it is averaged with that of the half-turned patch (a space looks the same from
+        either end; training used both)."""
+        probs = self.classifier.predict(patches)
+        same = self.player_printed[spaces]
+        if same.any():
+            turned = self.classifier.predict(np.ascontiguousarray(patches[same][:, ::-1, ::-1]))
+            probs[same] = (probs[same] + turned) / 2
+        return probs
+
+    def _judge_lanes_alone(self, norm: np.ndarray, quads_px: np.ndarray, patches: np.ndarray, loglik: np.ndarray,
+                           cprobs: np.ndarray, px_per_mm: float) -> None:
+        """Judge again each lane beside a claimed lane of its double (`loglik`: the first reading),
+        with that lane painted in its bare print; updates `cprobs` in place.
+
+        Its patch shows the other lane's cars too, and the net, which saw an empty lane beside cars
+        seldom in training, may take them for its own (a black lane beside yellow cars read black).
+        The lower track ids of such doubles go first, then the others, so that a lane is never
+        painted over while it is the one judged."""
+        p_empty = np.exp(loglik[:, 0] - np.logaddexp.reduce(loglik, axis=1))
+        track_empty = {t: float(p_empty[self.track_ids == t].mean()) for t in np.unique(self.track_ids)}
+        beside = np.array([o >= 0 and track_empty[o] < 0.5 for o in self.other_lane])
+        if not beside.any():
+            return
+        print_bgr = self._print_bgr(patches)
+        for lower in (True, False):
+            k = np.flatnonzero(beside & ((self.track_ids < self.other_lane) == lower))
+            if len(k):
+                painted = np.isin(self.track_ids, self.other_lane[k])
+                board = paint_spaces(norm, quads_px[painted], print_bgr[painted])
+                alone = crop_spaces(board, quads_px[k], px_per_mm, self.geometry, self.track_ids[k], self.index[k])
+                cprobs[k] = self._classify(alone.patches, k)
+
+    def _print_bgr(self, patches: np.ndarray) -> np.ndarray:
+        """(N, 3) each space's print colour on this board: the median over the middles (4 x 11 mm)
+        of all the spaces printed in its colour, most of them empty."""
+        s = patches.shape[1]
+        px = s / self.geometry.side_mm  # patch pixels per millimetre
+        h, w = max(1, int(round(2 * px))), max(1, int(round(5.5 * px)))
+        middle = patches[:, s // 2 - h:s // 2 + h, s // 2 - w:s // 2 + w].reshape(len(patches), -1, 3)
+        per_space = np.median(middle, axis=1)
+        out = np.empty((len(patches), 3))
+        printed = np.asarray(self.printed)
+        for colour in np.unique(printed):
+            m = printed == colour
+            out[m] = np.median(per_space[m], axis=0)
+        return out
 
     def decide(self, ev: SpaceEvidence):
         per_track_ll = [ev.loglik[self.track_ids == t.id] for t in self.board.tracks]

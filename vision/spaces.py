@@ -199,6 +199,15 @@ def inner_mean_lab(board_norm: np.ndarray, quads_px: np.ndarray, inner: tuple[fl
     return lab.mean(axis=1)
 
 
+def paint_spaces(board_norm: np.ndarray, quads_px: np.ndarray, bgr: np.ndarray) -> np.ndarray:
+    """A copy of the board with each quad (N, 4, 2) filled flat in its colour (N, 3) BGR: spaces
+    shown as their bare print, whatever stands on them."""
+    out = board_norm.copy()
+    for quad, colour in zip(np.asarray(quads_px, float), np.asarray(bgr, float)):
+        cv2.fillConvexPoly(out, np.round(quad * 16).astype(np.int32), tuple(float(c) for c in colour), cv2.LINE_AA, 4)
+    return out
+
+
 def align_to_reference(board_norm: np.ndarray, reference_norm: np.ndarray, px_per_mm: float,
                        work_px_per_mm: float = 0.5) -> tuple[np.ndarray, float]:
     """Warp `board_norm` onto `reference_norm` (same frame, both light-normalised) by the homography
