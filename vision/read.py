@@ -13,10 +13,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+import cv2
 import numpy as np
 
 from scoring.board import load_board
-from vision.classify import ColourModel, EmptyReference, change_loglik, fuse, load_classifier
+from vision.classify import PRINTED_LAB, ColourModel, EmptyReference, change_loglik, fuse, load_classifier
 from vision.decide import DecideConfig, decide_tracks
 from vision.reading import PLAYER_COLORS, BoardLocation, Reading
 from vision.rectify import camera_position, parallax_mm
@@ -162,7 +163,7 @@ class Reader:
         beside = np.array([o >= 0 and track_empty[o] < 0.5 for o in self.other_lane])
         if not beside.any():
             return
-        print_bgr = self._print_bgr(patches)
+        print_bgr = self._print_bgr(patches, p_empty > 0.5)
         for lower in (True, False):
             k = np.flatnonzero(beside & ((self.track_ids < self.other_lane) == lower))
             if len(k):
@@ -171,9 +172,10 @@ class Reader:
                 alone = crop_spaces(board, quads_px[k], px_per_mm, self.geometry, self.track_ids[k], self.index[k])
                 cprobs[k] = self._classify(alone.patches, k)
 
-    def _print_bgr(self, patches: np.ndarray) -> np.ndarray:
+    def _print_bgr(self, patches: np.ndarray, empty: np.ndarray) -> np.ndarray:
         """(N, 3) each space's print colour on this board: the median over the middles (4 x 11 mm)
-        of all the spaces printed in its colour, most of them empty."""
+        of the spaces printed in its colour and read `empty`, or the printed colour's generic value
+        where fewer than 3 of them are (at the end of a game most grey spaces hold cars)."""
         s = patches.shape[1]
         px = s / self.geometry.side_mm  # patch pixels per millimetre
         h, w = max(1, int(round(2 * px))), max(1, int(round(5.5 * px)))
@@ -183,7 +185,11 @@ class Reader:
         printed = np.asarray(self.printed)
         for colour in np.unique(printed):
             m = printed == colour
-            out[m] = np.median(per_space[m], axis=0)
+            if np.count_nonzero(m & empty) >= 3:
+                out[m] = np.median(per_space[m & empty], axis=0)
+            else:
+                lab = np.uint8([[PRINTED_LAB[colour]]])
+                out[m] = cv2.cvtColor(lab, cv2.COLOR_LAB2BGR)[0, 0]
         return out
 
     def decide(self, ev: SpaceEvidence):
