@@ -160,7 +160,8 @@ class Reader:
         painted over while it is the one judged."""
         p_empty = np.exp(loglik[:, 0] - np.logaddexp.reduce(loglik, axis=1))
         track_empty = {t: float(p_empty[self.track_ids == t].mean()) for t in np.unique(self.track_ids)}
-        beside = np.array([o >= 0 and track_empty[o] < 0.5 for o in self.other_lane])
+        # Only where colour cannot tell a car from the print is the net's answer decisive.
+        beside = np.array([o >= 0 and track_empty[o] < 0.5 for o in self.other_lane]) & self.player_printed
         if not beside.any():
             return
         print_bgr = self._print_bgr(patches, p_empty > 0.5)
