@@ -12,7 +12,7 @@ import pytest
 
 from scoring.board import load_board
 from vision.spaces import (PAPER_LEVEL, CropGeometry, align_to_reference, change_features, crop_spaces,
-                           normalise_light, space_frames)
+                           normalise_light, paint_spaces, space_frames)
 
 BOARD = load_board()
 PPM = 2.0
@@ -55,6 +55,15 @@ def test_patch_shows_the_space_centred_and_horizontal(angle):
     # Median colour of the inner part is the space's colour.
     lab_red = cv2.cvtColor(np.uint8([[[0, 0, 255]]]), cv2.COLOR_BGR2LAB)[0, 0]
     assert np.abs(sp.lab[0] - lab_red).max() < 4
+
+
+def test_paint_spaces_fills_each_quad_in_its_colour_and_leaves_the_rest():
+    board = np.full((120, 200, 3), 190, np.uint8)
+    quads = np.array([one_quad(50, 40), one_quad(140, 80, angle_deg=30)])
+    painted = paint_spaces(board, quads, np.array([[10, 20, 30], [200, 100, 0]]))
+    assert tuple(painted[40, 50]) == (10, 20, 30) and tuple(painted[80, 140]) == (200, 100, 0)
+    assert tuple(painted[5, 5]) == (190, 190, 190) and tuple(painted[110, 20]) == (190, 190, 190)
+    assert np.array_equal(board, np.full((120, 200, 3), 190, np.uint8))  # a copy: the input is kept
 
 
 def test_light_normalisation_evens_out_a_gradient_and_a_colour_cast():

@@ -151,8 +151,9 @@ class Reader:
 
     def _judge_lanes_alone(self, norm: np.ndarray, quads_px: np.ndarray, patches: np.ndarray, loglik: np.ndarray,
                            cprobs: np.ndarray, px_per_mm: float) -> None:
-        """Judge again each lane beside a claimed lane of its double (`loglik`: the first reading),
-        with that lane painted in its bare print; updates `cprobs` in place.
+        """Judge again each lane printed in a player's colour beside a claimed lane of its double
+        (`loglik`: the first reading), with that lane painted in its bare print; updates `cprobs`
+        in place.
 
         Its patch shows the other lane's cars too, and the net, which saw an empty lane beside cars
         seldom in training, may take them for its own (a black lane beside yellow cars read black).
