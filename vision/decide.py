@@ -96,7 +96,7 @@ def _allowed_hypotheses(track_id: int, choice: np.ndarray, board: Board,
 _DOUBLES: dict[int, tuple[int, ...]] = {}
 
 
-def _double_ids(board: Board) -> tuple[int, ...]:
+def double_ids(board: Board) -> tuple[int, ...]:
     """The other track of each track's double route, or -1 (cached per board object)."""
     if id(board) in _DOUBLES:
         return _DOUBLES[id(board)]
@@ -114,7 +114,7 @@ def _ok(track_id: int, h: int, choice: np.ndarray, board: Board, used: dict | No
     if h == 0:
         return True
     t = board.tracks[track_id]
-    oid = _double_ids(board)[track_id]
+    oid = double_ids(board)[track_id]
     if oid >= 0 and choice[oid] != 0:
         if choice[oid] == h:
             return False  # one player per double
@@ -142,7 +142,7 @@ def settle_by_rules(scores: np.ndarray, choice: np.ndarray, board: Board,
                     max_trains: int = TRAINS_PER_PLAYER) -> np.ndarray:
     """Change the fewest-cost decisions until no rule is broken; returns the new choice (100,)."""
     choice = np.array(choice, dtype=int)
-    doubles = [(i, j) for i, j in enumerate(_double_ids(board)) if j > i]
+    doubles = [(i, j) for i, j in enumerate(double_ids(board)) if j > i]
 
     for _ in range(5):  # player count depends on the choices; a few passes reach a fixed point
         changed = False
@@ -199,7 +199,7 @@ def _improve(scores: np.ndarray, choice: np.ndarray, board: Board, max_trains: i
     can drop one more than needed (a later drop frees more cars); this takes the extra one back.
     A lane of a double is scored together with its neighbour (see `_lane_score`)."""
     choice = choice.copy()
-    other = _double_ids(board)
+    other = double_ids(board)
 
     def score(tid: int, h: int) -> float:
         o = other[tid]

@@ -18,7 +18,7 @@ import numpy as np
 
 from scoring.board import load_board
 from vision.classify import PRINTED_LAB, ColourModel, EmptyReference, change_loglik, fuse, load_classifier
-from vision.decide import DecideConfig, decide_tracks
+from vision.decide import DecideConfig, decide_tracks, double_ids
 from vision.reading import PLAYER_COLORS, BoardLocation, Reading
 from vision.rectify import camera_position, parallax_mm
 from vision.spaces import (CropGeometry, align_to_reference, change_features, crop_spaces, inner_mean_lab,
@@ -76,8 +76,7 @@ class Reader:
         self.player_printed = np.isin(self.printed, PLAYER_COLORS)
         self.colour = ColourModel()
         # The other lane of each space's double route, as a track id (-1 on single routes).
-        other = {t.id: (self.board.double_of(t).id if self.board.double_of(t) else -1) for t in self.board.tracks}
-        self.other_lane = np.array([other[int(t)] for t in tids])
+        self.other_lane = np.asarray(double_ids(self.board))[tids]
 
     # -- stages -------------------------------------------------------------------------------
     def quads_px(self, px_per_mm: float = PX_PER_MM) -> np.ndarray:
@@ -130,7 +129,7 @@ class Reader:
             if LANE_ALONE:
                 first = fuse(parts + [(self.classifier.loglik(cprobs, CLASSIFIER_FLOOR, CLASSIFIER_COLOUR_TRUST),
                                        W_CLASSIFIER)])
-                self._judge_lanes_alone(norm, quads_px + patch_shift, patches, first, cprobs, px_per_mm)
+                self._judge_lanes_alone(norm, quads_px + patch_shift, sp.lab, first, cprobs, px_per_mm)
             parts.append((self.classifier.loglik(cprobs, CLASSIFIER_FLOOR, CLASSIFIER_COLOUR_TRUST), W_CLASSIFIER))
         ll = fuse(parts)
         p = np.exp(ll - ll.max(axis=1, keepdims=True))
@@ -149,11 +148,11 @@ class Reader:
             probs[same] = (probs[same] + turned) / 2
         return probs
 
-    def _judge_lanes_alone(self, norm: np.ndarray, quads_px: np.ndarray, patches: np.ndarray, loglik: np.ndarray,
+    def _judge_lanes_alone(self, norm: np.ndarray, quads_px: np.ndarray, lab: np.ndarray, loglik: np.ndarray,
                            cprobs: np.ndarray, px_per_mm: float) -> None:
         """Judge again each lane printed in a player's colour beside a claimed lane of its double
-        (`loglik`: the first reading), with that lane painted in its bare print; updates `cprobs`
-        in place.
+        (`loglik`: the first reading; `lab`: each space's measured colour), with that lane painted in
+        its bare print; updates `cprobs` in place.
 
         Its patch shows the other lane's cars too, and the net, which saw an empty lane beside cars
         seldom in training, may take them for its own (a black lane beside yellow cars read black).
@@ -165,7 +164,7 @@ class Reader:
         beside = np.array([o >= 0 and track_empty[o] < 0.5 for o in self.other_lane]) & self.player_printed
         if not beside.any():
             return
-        print_bgr = self._print_bgr(patches, p_empty > 0.5)
+        print_bgr = self._print_bgr(lab, p_empty > 0.5)
         for lower in (True, False):
             k = np.flatnonzero(beside & ((self.track_ids < self.other_lane) == lower))
             if len(k):
@@ -174,25 +173,16 @@ class Reader:
                 alone = crop_spaces(board, quads_px[k], px_per_mm, self.geometry, self.track_ids[k], self.index[k])
                 cprobs[k] = self._classify(alone.patches, k)
 
-    def _print_bgr(self, patches: np.ndarray, empty: np.ndarray) -> np.ndarray:
-        """(N, 3) each space's print colour on this board: the median over the middles (4 x 11 mm)
+    def _print_bgr(self, lab: np.ndarray, empty: np.ndarray) -> np.ndarray:
+        """(N, 3) each space's print colour on this board: the median of the measured colours `lab`
         of the spaces printed in its colour and read `empty`, or the printed colour's generic value
         where fewer than 3 of them are (at the end of a game most grey spaces hold cars)."""
-        s = patches.shape[1]
-        px = s / self.geometry.side_mm  # patch pixels per millimetre
-        h, w = max(1, int(round(2 * px))), max(1, int(round(5.5 * px)))
-        middle = patches[:, s // 2 - h:s // 2 + h, s // 2 - w:s // 2 + w].reshape(len(patches), -1, 3)
-        per_space = np.median(middle, axis=1)
-        out = np.empty((len(patches), 3))
+        out = np.empty((len(lab), 3))
         printed = np.asarray(self.printed)
         for colour in np.unique(printed):
             m = printed == colour
-            if np.count_nonzero(m & empty) >= 3:
-                out[m] = np.median(per_space[m & empty], axis=0)
-            else:
-                lab = np.uint8([[PRINTED_LAB[colour]]])
-                out[m] = cv2.cvtColor(lab, cv2.COLOR_LAB2BGR)[0, 0]
-        return out
+            out[m] = np.median(lab[m & empty], axis=0) if np.count_nonzero(m & empty) >= 3 else PRINTED_LAB[colour]
+        return cv2.cvtColor(np.clip(out, 0, 255).astype(np.uint8)[None], cv2.COLOR_LAB2BGR)[0].astype(float)
 
     def decide(self, ev: SpaceEvidence):
         per_track_ll = [ev.loglik[self.track_ids == t.id] for t in self.board.tracks]
