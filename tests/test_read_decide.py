@@ -1,10 +1,12 @@
 """Track decisions from per-space evidence: whole-track sums and the rules that settle doubts."""
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scoring.board import load_board
 from vision.decide import TRAINS_PER_PLAYER, DecideConfig, decide_tracks, player_index, trains_used
-from vision.reading import SPACE_CLASSES
+from vision.reading import PLAYER_COLORS, SPACE_CLASSES
 
 BOARD = load_board()
 
@@ -108,11 +110,13 @@ def test_wrong_number_of_tracks_is_refused():
 
 def test_same_colour_reading_needs_more_to_be_sure():
     # A yellow-printed track that looks only a little more empty than yellow-claimed is doubtful,
-    # while a gray track with the same evidence is not.
+    # while a gray track with the same evidence is not (the yellow player is seen elsewhere, so
+    # no prior makes the print likelier: see the test below).
     singles = [t for t in BOARD.tracks if BOARD.double_of(t) is None]
     yellow, gray = next((y, g) for y in singles for g in singles
                         if y.color == "yellow" and g.color == "gray" and y.length == g.length)
-    ll = evidence({})
+    elsewhere = next(t for t in singles if t.color == "gray" and t.id != gray.id)
+    ll = evidence({elsewhere.id: "yellow"})
     for t in (yellow, gray):
         ll[t.id][:] = 0.0
         ll[t.id][:, 0] = 6.0
@@ -160,3 +164,56 @@ def test_taking_back_claims_keeps_an_empty_lane_beside_its_neighbour_empty():
     r = decide_tracks(ll)
     assert r[j].owner == "green"
     assert r[i].owner is None
+
+
+def _single_of_colour(colour: str, length: int | None = None):
+    return next(t for t in BOARD.tracks if t.color == colour and BOARD.double_of(t) is None
+                and (length is None or t.length == length))
+
+
+def _lean(ll, track, colour: str, margin: float) -> None:
+    """Track `track` looks like `colour` cars by a tempered margin `margin` over empty."""
+    ll[track.id][:] = 0.0
+    ll[track.id][:, player_index(colour)] = 2.0 * margin / track.length  # the sum is tempered by 2
+
+
+def test_a_player_seen_only_on_their_own_colour_needs_clear_evidence():
+    # Black cars on black print are what only the net can tell from the print. With no black car
+    # anywhere else, a black track that leans black by a coin-flip margin is read empty...
+    black = _single_of_colour("black")
+    gray = next(t for t in BOARD.tracks if t.color == "gray" and BOARD.double_of(t) is None)
+    ll = evidence({})
+    _lean(ll, black, "black", 1.0)
+    r = decide_tracks(ll)
+    assert r[black.id].owner is None and r[black.id].doubtful
+    # ... but it is black's once the black player is seen on a track of another colour,
+    ll = evidence({gray.id: "black"})
+    _lean(ll, black, "black", 1.0)
+    assert decide_tracks(ll)[black.id].owner == "black"
+    # and also alone when the evidence is clearly stronger than the prior (still doubtful).
+    ll = evidence({})
+    _lean(ll, black, "black", 5.0)
+    r = decide_tracks(ll)
+    assert r[black.id].owner == "black" and r[black.id].doubtful
+    # Without the prior the coin flip goes to the cars.
+    ll = evidence({})
+    _lean(ll, black, "black", 1.0)
+    assert decide_tracks(ll, cfg=DecideConfig(unseen_player_prior=False))[black.id].owner == "black"
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 99), st.sampled_from(PLAYER_COLORS), st.floats(0.2, 6.0)),
+                min_size=1, max_size=12, unique_by=lambda x: x[0]),
+       st.integers(0, 1000))
+def test_the_unseen_player_prior_only_takes_back_own_colour_claims_of_unseen_players(claims, seed):
+    """Against the same evidence read without it, the prior changes only claims on tracks printed in
+    the claimant's own colour, by a player with no claim on a track of another colour."""
+    ll = evidence({}, noise=0.3, seed=seed)
+    for tid, colour, margin in claims:
+        _lean(ll, BOARD.tracks[tid], colour, margin)
+    without = decide_tracks(ll, cfg=DecideConfig(unseen_player_prior=False))
+    with_prior = decide_tracks(ll)
+    seen = {t.owner for t in without if t.owner and t.owner != t.color}
+    for a, b in zip(without, with_prior):
+        if a.owner != b.owner:
+            assert a.owner is not None and a.owner == a.color and a.owner not in seen, (a, b)

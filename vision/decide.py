@@ -15,6 +15,8 @@ Rules used to settle doubtful tracks (the best joint assignment that breaks none
 - a player has at most 48 cars on the board: 45 trains by the rules, but the box holds 48 of each
   colour (3 spares) and real boards show them (the development photos have players at 46-48), so
   the physical bound is the one a photo can be held to.
+And one prior from how games go: a player seen only on tracks printed in the player's own colour is
+unlikely (see `unseen_player_penalty`).
 """
 from __future__ import annotations
 
@@ -37,6 +39,7 @@ class DecideConfig:
     doubt_below: float = DOUBT_BELOW
     same_colour_doubt_below: float = 0.999  # the same, between empty and cars of the printed colour
     max_trains: int = TRAINS_PER_PLAYER  # 45 to hold a reading to the rules (scoring needs that)
+    unseen_player_prior: bool = True  # see unseen_player_penalty
 
 
 def track_scores(space_loglik: np.ndarray, cfg: DecideConfig) -> np.ndarray:
@@ -60,8 +63,16 @@ def decide_tracks(space_loglik: list[np.ndarray], space_probs: list[np.ndarray] 
     if len(space_loglik) != len(board.tracks):
         raise ValueError(f"{len(space_loglik)} tracks of evidence, the board has {len(board.tracks)}")
     scores = np.stack([track_scores(ll, cfg) for ll in space_loglik])  # (100, 6)
-    choice = scores.argmax(axis=1)
-    choice = settle_by_rules(scores, choice, board, cfg.max_trains)
+    choice = settle_by_rules(scores, scores.argmax(axis=1), board, cfg.max_trains)
+    if cfg.unseen_player_prior:
+        for _ in range(2):  # who is seen depends on the choice; the second pass is almost never needed
+            adjusted = scores - unseen_player_penalty(choice, board)
+            new = settle_by_rules(adjusted, adjusted.argmax(axis=1), board, cfg.max_trains)
+            done = np.array_equal(new, choice)
+            choice = new
+            if done:
+                break
+        scores = adjusted
 
     out = []
     for t in board.tracks:
@@ -236,6 +247,30 @@ def _lane_score(lane_scores: np.ndarray, own: int, other: int) -> float:
     if own == 0 and other != 0:
         return float(np.logaddexp(lane_scores[0], lane_scores[other] - SPILL))
     return float(lane_scores[own])
+
+
+def unseen_player_penalty(choice: np.ndarray, board: Board) -> np.ndarray:
+    """(100, 6) log-prior to subtract from the track scores: cars of a player whom no other track
+    shows, on the tracks printed in that player's own colour.
+
+    Cars on a track printed in their own colour are the one thing colour cannot confirm (the net
+    alone tells them from the print), and they are where the reader errs: a black print read as
+    black cars. A player who is in the game has claimed tracks of many printed colours; that all
+    of a player's k claims are printed in the player's own colour has prior probability about q^k,
+    q the share of tracks printed in that colour (7 of 100). So unless a player is seen on some
+    track printed in another colour (gray included), each claim of theirs on a track of their own
+    colour costs log(1/q), about 2.7, more than a coin-flip reading. The reading keeps such a claim
+    when the evidence is clearly stronger; it is then reported as doubtful, like every claim on a
+    track of its own colour that is not near certain."""
+    colours = np.array([t.color for t in board.tracks])
+    total = len(board.tracks)
+    penalty = np.zeros((total, len(SPACE_CLASSES)))
+    for c, name in enumerate(PLAYER_COLORS, start=1):
+        own = colours == name
+        if not own.any() or np.any((choice == c) & ~own):
+            continue  # no track of that colour, or the player is seen elsewhere
+        penalty[own, c] = np.log(total / own.sum())
+    return penalty
 
 
 def player_index(color: str) -> int:
