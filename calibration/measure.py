@@ -873,7 +873,6 @@ def measure_template(image: np.ndarray, board: Board | None = None, photo_name: 
     short_mm = float(np.median(sized[:, 1])) + 0.8
     chains = assign_tracks(cand, cities, board, long_mm)
 
-    lab = cv2.cvtColor(cv2.medianBlur(img, 3), cv2.COLOR_BGR2LAB)
     maps = _Maps(outline_map(img), cv2.cvtColor(cv2.GaussianBlur(img, (5, 5), 0), cv2.COLOR_BGR2LAB).astype(np.float32),
                  (long_mm, short_mm))
     space_lab = {c: _median_lab(cand, c, protos) for c in PRINTED_COLORS}
@@ -890,18 +889,28 @@ def measure_template(image: np.ndarray, board: Board | None = None, photo_name: 
     # a whole coloured face moves; if both or neither were, both move half way).
     fixed = {t.id: [p >= 0 and bool(cand.by_colour[p]) for p in chains[t.id].picks] for t in board.tracks}
     _separate(placed, fixed, long_mm, short_mm)
-    tracks, guessed = [], []
+    guessed, frames = [], {}
     for t in board.tracks:
         ch = chains[t.id]
-        centers, axes = placed[t.id]
-        quads, colours = [], []
-        for k, (c, u) in enumerate(zip(centers, axes)):
+        frames[t.id] = []
+        for k, (c, u) in enumerate(zip(*placed[t.id])):
             if (t.id, k) in OVERRIDES:
                 c, u = (np.array(v, float) for v in OVERRIDES[(t.id, k)][:2])
             elif ch.picks[k] < 0:
                 guessed.append((t.id, k))
-            quads.append(_quad(c, u, long_mm, short_mm))
-            colours.append(_sample_lab(lab, c, u, long_mm, short_mm))
+            frames[t.id].append((c, u))
+    # Each space's colour as the reader sees it: on the board with its paper brought to one grey
+    # (vision.spaces.normalise_light), so the colours say how the print stands to the paper,
+    # whatever the light of this photo (the renderer draws them relative to its own paper).
+    from vision.spaces import normalise_light
+
+    all_quads = np.array([_quad(c, u, long_mm, short_mm) for t in board.tracks for c, u in frames[t.id]])
+    norm = normalise_light(img, all_quads * PX_PER_MM, PX_PER_MM)
+    lab = cv2.cvtColor(cv2.medianBlur(norm, 3), cv2.COLOR_BGR2LAB)
+    tracks = []
+    for t in board.tracks:
+        quads = [_quad(c, u, long_mm, short_mm) for c, u in frames[t.id]]
+        colours = [_sample_lab(lab, c, u, long_mm, short_mm) for c, u in frames[t.id]]
         tracks.append(TrackTemplate(t.id, t.a, t.b, t.color, t.length, np.array(quads), np.array(colours)))
     score_cells, notes = find_score_cells(img, board)
     photo = f" ({photo_name})" if photo_name else ""

@@ -15,6 +15,8 @@ from functools import lru_cache
 import cv2
 import numpy as np
 
+from vision.spaces import PAPER_LEVEL  # the paper's grey after the reader's light normalisation
+
 BOARD_MM = (795.0, 525.0)
 N_LOOKS = 16  # print runs the renderer draws from; each is cached once drawn
 
@@ -104,9 +106,16 @@ def make_look(seed: int, printed_bgr: dict[str, np.ndarray] | None = None) -> Lo
     toward_measured = rng.uniform(0.3, 1.0)
     for name, bgr in PRINTED_BGR.items():
         if printed_bgr and name in printed_bgr:
-            bgr = (1 - toward_measured) * np.asarray(bgr, float) + toward_measured * np.asarray(printed_bgr[name], float)
+            # Measured as the reader sees it, on paper brought to PAPER_LEVEL grey: the same ink
+            # printed on this look's paper (a real board's print is cooler than its warm paper).
+            on_paper = np.asarray(printed_bgr[name], float) * paper / PAPER_LEVEL
+            bgr = (1 - toward_measured) * np.asarray(bgr, float) + toward_measured * on_paper
         neutral = name in ("gray", "white", "black")
         c = np.array(bgr, float) + rng.normal(0, 3 if neutral else 9, 3) + rng.normal(0, 6)
+        if name == "black":
+            # Warmer or cooler at random: black print and black plastic must not be told apart by
+            # a tint (on real boards the print is the cooler one, in the light of some photos not).
+            c += rng.uniform(-4.0, 4.0) * np.array([1.0, 0.0, -1.0])
         c = c * rng.uniform(0.9, 1.07)
         space[name] = np.clip(c, 0, 255)
     return Look(
