@@ -1,4 +1,4 @@
-"""`ttr train --out models/ [--count N] [--epochs E] [--smoke]`: the space classifier's recipe.
+"""`ttr train --out models/ [--teachers K] [--count N] [--epochs E] [--smoke]`: the space classifier's recipe.
 
 The classifier names what is on each space: `empty` or a player colour (SPACE_CLASSES). The reader
 relies most on its empty-or-car answer (the shape of a car: a raised body with shaded sides and a
@@ -12,12 +12,19 @@ measured against the board's paper, since rendered plastic colours are only near
    The players' plastic is also made brighter at random than the renderer draws it
    (`_WiderPlastic`; `--renderer-plastic` turns that off).
 2. Build an Ultralytics YOLO classifier from its yaml (`yolo11n-cls.yaml`, no download) and train it
-   fully offline on those patches (one board in ten held out for validation).
-3. Export it to ONNX (`space_classifier.onnx`, dynamic batch) and write `space_classifier.json`
-   beside it: classes, image size, patch geometry, seeds, epochs, versions, metrics. The reader
-   loads that file, so its preprocessing cannot drift from training.
+   fully offline on those patches (one board in ten held out for validation); export it to ONNX.
+3. Steps 1-2 run `teachers` times (default 6), teacher k on its own boards and from its own seed
+   (`seed + 1000 k`): nets of one recipe differ most on a car standing on its own printed colour,
+   and on real photos one run reads a print as cars where the next does not. The teachers are then
+   distilled into one student net of the same size (`models.distill`), which is the model: their
+   steadier averaged answer at one net's cost. `--teachers 1` makes the one net the model.
+4. Write `space_classifier.onnx` (dynamic batch) and `space_classifier.json` beside it: classes,
+   image size, patch geometry, seeds, epochs, versions, metrics. The reader loads that file, so its
+   preprocessing cannot drift from training.
 
-Needs the training extra (`pip install .[train]`: ultralytics, torch, onnx, onnxslim). Runs on CPU.
+Needs the training extra (`pip install .[train]`: ultralytics, torch, onnx, onnxslim). Runs on the
+CPU (about 35 minutes on two cores with the defaults, repeatable bit for bit) or, with
+`--device 0`, on a CUDA GPU (a few minutes; runs then differ a little).
 """
 from __future__ import annotations
 
@@ -35,8 +42,9 @@ import numpy as np
 from scoring.errors import TtrError
 
 DEFAULTS = {"count": 24, "epochs": 6, "imgsz": 64, "side_mm": 30.0, "seed": 1000, "photo_wh": (2000, 1500),
-            "corner_jitter": 0.005, "batch": 64, "car_seen_height_mm": 0.0}
-SMOKE = {"count": 3, "epochs": 1, "photo_wh": (1000, 750)}
+            "corner_jitter": 0.005, "batch": 64, "car_seen_height_mm": 0.0, "teachers": 6, "student_epochs": 3}
+SMOKE = {"count": 3, "epochs": 1, "photo_wh": (1000, 750), "teachers": 2, "student_epochs": 1}
+TEACHER_SEED_STEP = 1000  # teacher k renders boards from seed + 1000 k and trains from that seed
 MIXED_SIZES = ((640, 480), (1008, 756), (1280, 960), (1600, 1200), (1920, 1080), (2016, 1512),
                (1200, 1600), (1512, 2016))
 MIXED_WEIGHTS = np.array([1, 2, 2, 3, 2, 3, 1, 2], float)
@@ -46,8 +54,13 @@ from vision.reading import SPACE_CLASSES as CLASSES  # noqa: E402  (empty + the 
 def add_arguments(parser):
     parser.add_argument("--out", default="models", metavar="DIR", help="where to write the ONNX model and its config")
     parser.add_argument("--count", type=int, help=f"boards to render (default {DEFAULTS['count']})")
-    parser.add_argument("--epochs", type=int, help=f"training epochs (default {DEFAULTS['epochs']})")
-    parser.add_argument("--seed", type=int, default=DEFAULTS["seed"], help="first render seed")
+    parser.add_argument("--epochs", type=int, help=f"training epochs of each teacher (default {DEFAULTS['epochs']})")
+    parser.add_argument("--teachers", type=int, metavar="K",
+                        help="nets trained from different seeds and distilled into one "
+                             f"(default {DEFAULTS['teachers']}; 1: the one net is the model)")
+    parser.add_argument("--student-epochs", type=int, metavar="E",
+                        help=f"epochs of the distilled net (default {DEFAULTS['student_epochs']})")
+    parser.add_argument("--seed", type=int, default=DEFAULTS["seed"], help="first render and training seed")
     parser.add_argument("--imgsz", type=int, default=DEFAULTS["imgsz"], help="patch side in pixels")
     parser.add_argument("--work", metavar="DIR", help="keep the rendered patches and the run here")
     parser.add_argument("--car-seen-height", type=float, default=DEFAULTS["car_seen_height_mm"], metavar="MM",
@@ -55,6 +68,8 @@ def add_arguments(parser):
     parser.add_argument("--photo-size", default=None, metavar="WxH|mixed",
                         help="size of the rendered photos (default 2000x1500; mixed: 640x480 to 2016x1512)")
     parser.add_argument("--smoke", action="store_true", help="a seconds-long run that checks the recipe")
+    parser.add_argument("--device", default="cpu", metavar="DEV",
+                        help="cpu (default; deterministic, the committed model's) or a CUDA device such as 0")
     parser.add_argument("--renderer-plastic", action="store_true",
                         help="keep the renderer's plastic colours (no brighter plastic, see _WiderPlastic)")
 
@@ -181,19 +196,22 @@ def _offline_env(work: Path) -> None:
 
 
 def train_and_export(data_dir: Path, work: Path, out_dir: Path, epochs: int, imgsz: int, batch: int,
-                     seed: int) -> dict:
-    """Train yolo11n-cls from its yaml on data_dir, export ONNX to out_dir. Returns metrics."""
+                     seed: int, device: str = "cpu") -> dict:
+    """Train yolo11n-cls from its yaml on data_dir, export ONNX to out_dir. Returns metrics.
+
+    On the CPU the data loads in the main process, so a run is repeatable bit for bit; on a GPU
+    (`device` "0", ...) loader workers keep it fed, and runs differ a little."""
     _offline_env(work)
     try:
-        import ultralytics
         from ultralytics import YOLO, settings
     except ImportError:
         raise TtrError("training needs the train extra: pip install '.[train]' (ultralytics, torch)") from None
     settings.update({"sync": False})
     model = YOLO("yolo11n-cls.yaml")
     # No hue shift (the colour is part of the answer); patches may be upside down (tracks run both ways).
-    res = model.train(data=str(data_dir.resolve()), epochs=epochs, imgsz=imgsz, batch=batch, device="cpu",
-                      workers=0, project=str((work / "runs").resolve()), name="cls", exist_ok=True,
+    res = model.train(data=str(data_dir.resolve()), epochs=epochs, imgsz=imgsz, batch=batch, device=device,
+                      workers=0 if device == "cpu" else 4, project=str((work / "runs").resolve()), name="cls",
+                      exist_ok=True,
                       plots=False, amp=False, seed=seed, deterministic=True, warmup_epochs=0,
                       hsv_h=0.0, hsv_s=0.35, hsv_v=0.35, fliplr=0.5, flipud=0.5, scale=0.1, erasing=0.0,
                       auto_augment=None, pretrained=False, verbose=False, patience=100)
@@ -208,39 +226,13 @@ def train_and_export(data_dir: Path, work: Path, out_dir: Path, epochs: int, img
     shutil.copyfile(onnx_path, dest)
     names = model.names if isinstance(model.names, dict) else dict(enumerate(model.names))
     metrics["classes"] = [names[i] for i in range(len(names))]
-    metrics["ultralytics"] = ultralytics.__version__
-    import torch
-
-    metrics["torch"] = torch.__version__
     return metrics
 
 
-def run(args) -> int:
-    p = dict(DEFAULTS)
-    if args.smoke:
-        p.update(SMOKE)
-    if args.count:
-        p["count"] = args.count
-    if args.epochs:
-        p["epochs"] = args.epochs
-    p["imgsz"], p["seed"] = args.imgsz, args.seed
-    p["car_seen_height_mm"] = args.car_seen_height
-    if args.photo_size:
-        p["photo_wh"] = "mixed" if args.photo_size == "mixed" else _size(args.photo_size)
-    out_dir = Path(args.out)
-    work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="ttr_train_"))
-    data_dir = work / "patches"
-    if data_dir.exists():
-        shutil.rmtree(data_dir)
-    t0 = time.time()
-    counts = render_patches(data_dir, p["count"], p["seed"], p["imgsz"], p["side_mm"], p["photo_wh"],
-                            p["corner_jitter"], wider_plastic=not args.renderer_plastic,
-                            car_seen_height_mm=p["car_seen_height_mm"])
-    t_render = time.time() - t0
-    metrics = train_and_export(data_dir, work, out_dir, p["epochs"], p["imgsz"], p["batch"], p["seed"])
-    t_train = time.time() - t0 - t_render
-    config = {
-        "classes": metrics.pop("classes"),
+def _config(p: dict, args, classes, counts, metrics: dict, seconds: dict, seeds: list[int]) -> dict:
+    """The exact training config saved beside the weights (see models/README.md)."""
+    return {
+        "classes": list(classes),
         "imgsz": p["imgsz"],
         "crop": {"side_mm": p["side_mm"], "px_per_mm": 2.0, "light": "paper-normalised (vision.spaces)",
                  "axis": "space long axis horizontal, centred",
@@ -248,20 +240,91 @@ def run(args) -> int:
         "input": "RGB float 0..1, NCHW",
         "model": "yolo11n-cls.yaml (from scratch)",
         "task": "space classes",
-        "render": {"count": p["count"], "seeds": [p["seed"], p["seed"] + p["count"] - 1],
+        "render": {"count": p["count"], "seeds": [[s, s + p["count"] - 1] for s in seeds],
                    "photo_wh": p["photo_wh"] if p["photo_wh"] == "mixed" else list(p["photo_wh"]),
                    "corner_jitter": p["corner_jitter"],
                    "wider_plastic": not args.renderer_plastic},
-        "epochs": p["epochs"], "batch": p["batch"], "smoke": bool(args.smoke),
-        "patches": counts, "metrics": {k: v for k, v in metrics.items() if k in ("top1", "top5")},
-        "versions": {"ultralytics": metrics.get("ultralytics"), "torch": metrics.get("torch"),
+        "epochs": p["epochs"], "batch": p["batch"], "smoke": bool(args.smoke), "device": args.device,
+        "patches": counts, "metrics": metrics,
+        "versions": {"ultralytics": _version("ultralytics"), "torch": _version("torch"),
                      "python": platform.python_version()},
-        "seconds": {"render": round(t_render, 1), "train_export": round(t_train, 1)},
+        "seconds": seconds,
         "command": "ttr train " + " ".join(a for a in sys.argv[1:] if a != "train"),
     }
+
+
+def _version(package: str) -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return None
+
+
+def run(args) -> int:
+    p = dict(DEFAULTS)
+    if args.smoke:
+        p.update(SMOKE)
+    for key in ("count", "epochs", "teachers", "student_epochs"):
+        if getattr(args, key):
+            p[key] = getattr(args, key)
+    p["imgsz"], p["seed"] = args.imgsz, args.seed
+    p["car_seen_height_mm"] = args.car_seen_height
+    if args.photo_size:
+        p["photo_wh"] = "mixed" if args.photo_size == "mixed" else _size(args.photo_size)
+    out_dir = Path(args.out)
+    work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="ttr_train_"))
+    seconds: dict = {"render": 0.0, "train_export": 0.0}
+    # Each teacher renders boards of its own (seeds TEACHER_SEED_STEP apart) and trains from its seed.
+    seeds = [p["seed"] + TEACHER_SEED_STEP * k for k in range(p["teachers"])]
+    alone = len(seeds) == 1
+    teachers, patch_dirs, counts, top1 = [], [], {}, []
+    for k, seed in enumerate(seeds):
+        base = work if alone else work / f"teacher{k}"
+        data_dir = base / "patches"
+        if data_dir.exists():
+            shutil.rmtree(data_dir)
+        t0 = time.time()
+        c = render_patches(data_dir, p["count"], seed, p["imgsz"], p["side_mm"], p["photo_wh"], p["corner_jitter"],
+                           wider_plastic=not args.renderer_plastic, car_seen_height_mm=p["car_seen_height_mm"])
+        seconds["render"] += time.time() - t0
+        for split, by_class in c.items():
+            for name, n in by_class.items():
+                counts.setdefault(split, {}).setdefault(name, 0)
+                counts[split][name] += n
+        t0 = time.time()
+        model_dir = out_dir if alone else base / "model"
+        metrics = train_and_export(data_dir, base, model_dir, p["epochs"], p["imgsz"], p["batch"], seed, args.device)
+        seconds["train_export"] += time.time() - t0
+        classes = metrics["classes"]
+        top1.append(metrics.get("top1", float("nan")))
+        (model_dir / "space_classifier.json").write_text(json.dumps(_config(
+            p, args, classes, c, {"top1": top1[-1]}, {}, [seed]), indent=1) + "\n", encoding="utf-8")
+        teachers.append(model_dir / "space_classifier.onnx")
+        patch_dirs.append(data_dir)
+        print(f"{'model' if alone else f'teacher {k + 1}/{len(seeds)}'} (seed {seed}): top1 {top1[-1]:.3f}")
+    if alone:
+        final = {"top1": top1[0]}
+    else:
+        from models.distill import distil
+
+        t0 = time.time()
+        student = distil(teachers, patch_dirs, out_dir / "space_classifier.onnx", work / "student",
+                         p["student_epochs"], p["batch"], p["seed"], device=args.device)
+        seconds["distil"] = time.time() - t0
+        classes = CLASSES
+        final = {"top1": student["top1"], "teachers_top1": top1, "teachers_ensemble_top1": student["teachers_top1"],
+                 "student_agreement_with_teachers": student["agreement_with_teachers"]}
+    seconds = {k: round(v, 1) for k, v in seconds.items()}
+    config = _config(p, args, classes, counts, final, seconds, seeds)
+    config["teachers"] = len(seeds)
+    if not alone:
+        config["student"] = {"epochs": p["student_epochs"], "label_weight": student["label_weight"],
+                             "targets": "mean of the teachers' answers on each patch and its half-turned copy"}
     (out_dir / "space_classifier.json").write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {out_dir / 'space_classifier.onnx'} and space_classifier.json "
-          f"(render {t_render:.0f} s, train+export {t_train:.0f} s, top1 {metrics.get('top1', float('nan')):.3f})")
+    print(f"wrote {out_dir / 'space_classifier.onnx'} and space_classifier.json ("
+          + ", ".join(f"{k} {v:.0f} s" for k, v in seconds.items()) + f", top1 {final['top1']:.3f})")
     if not args.work:
         shutil.rmtree(work, ignore_errors=True)
     return 0

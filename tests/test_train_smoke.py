@@ -1,5 +1,6 @@
-"""The training recipe stays alive: a seconds-long `ttr train --smoke` renders patches, trains the
-YOLO classifier from its yaml offline, exports ONNX, writes the config, and the reader can load it.
+"""The training recipe stays alive: a seconds-long `ttr train --smoke` renders patches, trains two
+teacher YOLO classifiers from their yaml offline, distils them into one student, exports ONNX,
+writes the config, and the reader can load it.
 Skips when the training extra (ultralytics, torch) is not installed."""
 import importlib.util
 import json
@@ -29,7 +30,10 @@ def test_smoke_training_exports_a_model_the_reader_loads(tmp_path):
     assert onnx.exists() and cfg.exists()
     config = json.loads(cfg.read_text())
     assert config["imgsz"] == 64 and config["smoke"] is True
-    assert set(config["classes"]) == {"empty", "red", "blue", "green", "yellow", "black"}
+    # The student answers in the reader's class order (the teachers in Ultralytics' folder order).
+    assert config["classes"] == ["empty", "red", "blue", "green", "yellow", "black"]
+    assert config["teachers"] == 2 and len(config["render"]["seeds"]) == 2
+    assert 0.0 <= config["metrics"]["student_agreement_with_teachers"] <= 1.0
     assert config["crop"]["side_mm"] > 0 and config["versions"]["ultralytics"]
     assert config["crop"]["car_seen_height_mm"] == 4.0
     # Training saw patches of every kind.
@@ -42,6 +46,18 @@ def test_smoke_training_exports_a_model_the_reader_loads(tmp_path):
     p = clf.predict(patches)
     assert p.shape == (5, 6)
     assert np.allclose(p.sum(axis=1), 1.0, atol=1e-3)
+
+    # The student's targets: the teachers' mean over each patch and its half-turned copy, so the
+    # same teacher twice gives its own answer, and a patch and its half-turn get the same target.
+    from models.distill import teacher_targets
+
+    teacher = tmp_path / "work" / "teacher0" / "model" / "space_classifier.onnx"
+    t1 = teacher_targets([teacher], patches)
+    assert np.allclose(teacher_targets([teacher, teacher], patches), t1, atol=1e-6)
+    assert np.allclose(teacher_targets([teacher], np.ascontiguousarray(patches[:, ::-1, ::-1])), t1, atol=1e-5)
+    own = load_classifier(str(teacher)).predict(patches)
+    assert np.allclose(t1, (own + load_classifier(str(teacher)).predict(
+        np.ascontiguousarray(patches[:, ::-1, ::-1]))) / 2, atol=1e-6)
 
     # The reader cuts its patches as the model was trained (where a 4 mm high car is seen).
     from vision.read import Reader
