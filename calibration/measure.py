@@ -904,14 +904,13 @@ def measure_template(image: np.ndarray, board: Board | None = None, photo_name: 
     # whatever the light of this photo (the renderer draws them relative to its own paper).
     from vision.spaces import normalise_light
 
-    all_quads = np.array([_quad(c, u, long_mm, short_mm) for t in board.tracks for c, u in frames[t.id]])
-    norm = normalise_light(img, all_quads * PX_PER_MM, PX_PER_MM)
+    quads = {t.id: np.array([_quad(c, u, long_mm, short_mm) for c, u in frames[t.id]]) for t in board.tracks}
+    norm = normalise_light(img, np.concatenate(list(quads.values())) * PX_PER_MM, PX_PER_MM)
     lab = cv2.cvtColor(cv2.medianBlur(norm, 3), cv2.COLOR_BGR2LAB)
     tracks = []
     for t in board.tracks:
-        quads = [_quad(c, u, long_mm, short_mm) for c, u in frames[t.id]]
         colours = [_sample_lab(lab, c, u, long_mm, short_mm) for c, u in frames[t.id]]
-        tracks.append(TrackTemplate(t.id, t.a, t.b, t.color, t.length, np.array(quads), np.array(colours)))
+        tracks.append(TrackTemplate(t.id, t.a, t.b, t.color, t.length, quads[t.id], np.array(colours)))
     score_cells, notes = find_score_cells(img, board)
     photo = f" ({photo_name})" if photo_name else ""
     source = (f"Measured by calibration.measure (ttr template measure) from a flattened photo of an empty "

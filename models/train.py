@@ -53,7 +53,7 @@ from vision.reading import SPACE_CLASSES as CLASSES  # noqa: E402  (empty + the 
 
 def add_arguments(parser):
     parser.add_argument("--out", default="models", metavar="DIR", help="where to write the ONNX model and its config")
-    parser.add_argument("--count", type=int, help=f"boards to render (default {DEFAULTS['count']})")
+    parser.add_argument("--count", type=int, help=f"boards each teacher renders (default {DEFAULTS['count']})")
     parser.add_argument("--epochs", type=int, help=f"training epochs of each teacher (default {DEFAULTS['epochs']})")
     parser.add_argument("--teachers", type=int, metavar="K",
                         help="nets trained from different seeds and distilled into one "

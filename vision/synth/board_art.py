@@ -107,7 +107,7 @@ def make_look(seed: int, printed_bgr: dict[str, np.ndarray] | None = None) -> Lo
     for name, bgr in PRINTED_BGR.items():
         if printed_bgr and name in printed_bgr:
             # Measured as the reader sees it, on paper brought to PAPER_LEVEL grey: the same ink
-            # printed on this look's paper (a real board's print is cooler than its warm paper).
+            # printed on this look's paper keeps the real print's relation to the paper.
             on_paper = np.asarray(printed_bgr[name], float) * paper / PAPER_LEVEL
             bgr = (1 - toward_measured) * np.asarray(bgr, float) + toward_measured * on_paper
         neutral = name in ("gray", "white", "black")
