@@ -229,7 +229,16 @@ def _quads_from_map(smooth: np.ndarray, max_sat: float = MAP_MAX_SAT) -> list[np
     band's inner edge, and the board's edge lies 24.5 mm further out on every side.
     """
     inner = []
-    for q in _quads_from_mask(map_mask(smooth, max_sat)):
+    mask = map_mask(smooth, max_sat)
+    if max_sat > MAP_MAX_SAT:
+        # With the looser limit the score cells' light numbers pass too; they lie a few pixels
+        # outside the map's edge, and the blob closing in _quads_from_mask would join them to the
+        # map, growing it by half a band. Only large pale parts count then.
+        n, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+        large = stats[:, cv2.CC_STAT_AREA] >= 0.002 * mask.size
+        large[0] = False
+        mask = large[labels].astype(np.uint8)
+    for q in _quads_from_mask(mask):
         # Board mm of the map's corners; which sides are long does not matter much (the band is
         # equally wide all round) and refining settles the rest.
         L = np.linalg.norm(q - np.roll(q, -1, axis=0), axis=1)
