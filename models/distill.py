@@ -16,7 +16,8 @@ Targets: per patch, the mean over teachers of their answer on the patch and on i
 (`label_weight`) so the student never learns a teacher's mistake outright. Loss: cross-entropy with
 these soft targets. Augmentation as the teachers' (`models.train.train_and_export`): flips both
 ways, light and saturation gains, a slight random crop; never a hue shift.
-Needs torch and ultralytics (the train extra); runs on the CPU, repeatable bit for bit.
+Needs torch and ultralytics (the train extra); runs on the CPU or a CUDA GPU. Not repeatable bit for
+bit: run again from the same teachers in a fresh process, it gave a different net (models/README.md).
 """
 from __future__ import annotations
 
@@ -96,8 +97,8 @@ def distil(teacher_onnx: list[Path], patch_dirs: list[Path], out_onnx: Path, wor
            device: str = "cpu") -> dict:
     """Train the student (yolo11n-cls from its yaml) on `patch_dirs` towards the teachers' averaged
     answer and export it to `out_onnx`. Returns metrics: top-1 against the true labels and agreement
-    with the teachers on the validation patches, and the seconds spent. On the CPU a run is
-    repeatable bit for bit; `device` "0" (a CUDA device) is faster and differs a little."""
+    with the teachers on the validation patches, and the seconds spent. `device` "0" (a CUDA
+    device) is much faster than the CPU."""
     import torch
     from ultralytics.nn.tasks import ClassificationModel
 

@@ -23,8 +23,9 @@ measured against the board's paper, since rendered plastic colours are only near
    preprocessing cannot drift from training.
 
 Needs the training extra (`pip install .[train]`: ultralytics, torch, onnx, onnxslim). Runs on the
-CPU (about 35 minutes on two cores with the defaults, repeatable bit for bit) or, with
-`--device 0`, on a CUDA GPU (a few minutes; runs then differ a little).
+CPU (about 35 minutes on two cores with the defaults) or, with `--device 0`, on a CUDA GPU (a few
+minutes). A teacher trained on the CPU is repeatable bit for bit; the student is not (the same
+distillation run again from the same teachers gave a different net).
 """
 from __future__ import annotations
 
@@ -69,7 +70,7 @@ def add_arguments(parser):
                         help="size of the rendered photos (default 2000x1500; mixed: 640x480 to 2016x1512)")
     parser.add_argument("--smoke", action="store_true", help="a seconds-long run that checks the recipe")
     parser.add_argument("--device", default="cpu", metavar="DEV",
-                        help="cpu (default; deterministic, the committed model's) or a CUDA device such as 0")
+                        help="cpu (default, the committed model's) or a CUDA device such as 0")
     parser.add_argument("--renderer-plastic", action="store_true",
                         help="keep the renderer's plastic colours (no brighter plastic, see _WiderPlastic)")
 
@@ -299,8 +300,9 @@ def run(args) -> int:
         seconds["train_export"] += time.time() - t0
         classes = metrics["classes"]
         top1.append(metrics.get("top1", float("nan")))
-        (model_dir / "space_classifier.json").write_text(json.dumps(_config(
-            p, args, classes, c, {"top1": top1[-1]}, {}, [seed]), indent=1) + "\n", encoding="utf-8")
+        if not alone:  # the student's targets load each teacher with its config (the model's is written below)
+            (model_dir / "space_classifier.json").write_text(json.dumps(_config(
+                p, args, classes, c, {"top1": top1[-1]}, {}, [seed]), indent=1) + "\n", encoding="utf-8")
         teachers.append(model_dir / "space_classifier.onnx")
         patch_dirs.append(data_dir)
         print(f"{'model' if alone else f'teacher {k + 1}/{len(seeds)}'} (seed {seed}): top1 {top1[-1]:.3f}")
