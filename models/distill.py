@@ -28,9 +28,6 @@ import numpy as np
 
 from vision.reading import SPACE_CLASSES as CLASSES
 
-SPLITS = ("train", "val")
-
-
 def load_patches(dirs: list[Path], split: str) -> tuple[np.ndarray, np.ndarray]:
     """(N, S, S, 3) BGR uint8 patches and (N,) class indices (CLASSES order) of one split, read in a
     fixed order (folder, class, file name) so a run is repeatable."""
@@ -89,7 +86,9 @@ def _augment(x, gen):
 def _to_tensor(patches_bgr: np.ndarray):
     import torch
 
-    return torch.from_numpy(np.ascontiguousarray(patches_bgr[..., ::-1].transpose(0, 3, 1, 2))).float() / 255.0
+    from vision.classify import model_input
+
+    return torch.from_numpy(model_input(patches_bgr))
 
 
 def distil(teacher_onnx: list[Path], patch_dirs: list[Path], out_onnx: Path, work: Path, epochs: int = 3,
@@ -117,7 +116,7 @@ def distil(teacher_onnx: list[Path], patch_dirs: list[Path], out_onnx: Path, wor
 
     model = ClassificationModel("yolo11n-cls.yaml", nc=len(CLASSES), verbose=False).to(dev)
     decay, no_decay = [], []
-    for name, p in model.named_parameters():
+    for p in model.parameters():
         (decay if p.ndim > 1 else no_decay).append(p)
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 5e-4}, {"params": no_decay, "weight_decay": 0.0}],
                             lr=lr, betas=(0.9, 0.999))

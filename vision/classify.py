@@ -97,8 +97,7 @@ class SpaceClassifier:
         s = self.config.imgsz
         if patches_bgr.shape[1:3] != (s, s):
             raise ValueError(f"patches are {patches_bgr.shape[1:3]}, the model wants {s}x{s}")
-        x = patches_bgr[..., ::-1].transpose(0, 3, 1, 2).astype(np.float32) / 255.0
-        probs = self.session.run(None, {self.input_name: np.ascontiguousarray(x)})[0]
+        probs = self.session.run(None, {self.input_name: model_input(patches_bgr)})[0]
         return probs[:, self._order]
 
     def loglik(self, probs: np.ndarray, floor: float = 1e-4, colour_trust: float = 0.3) -> np.ndarray:
@@ -116,6 +115,12 @@ class SpaceClassifier:
         share = p[:, 1:] / p[:, 1:].sum(axis=1, keepdims=True)  # which colour, given a car
         colour = colour_trust * np.log(share * (len(SPACE_CLASSES) - 1))
         return np.concatenate([np.log(p_empty)[:, None], np.log(p_car)[:, None] + colour], axis=1)
+
+
+def model_input(patches_bgr: np.ndarray) -> np.ndarray:
+    """(N, S, S, 3) BGR uint8 patches -> the nets' input: (N, 3, S, S) RGB float32 in 0..1, contiguous
+    (what Ultralytics trains on; `models.distill` feeds its student the same)."""
+    return np.ascontiguousarray(patches_bgr[..., ::-1].transpose(0, 3, 1, 2), dtype=np.float32) / 255.0
 
 
 @lru_cache(maxsize=2)
