@@ -66,6 +66,31 @@ def test_paint_spaces_fills_each_quad_in_its_colour_and_leaves_the_rest():
     assert np.array_equal(board, np.full((120, 200, 3), 190, np.uint8))  # a copy: the input is kept
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_light_map_is_each_cells_paper_percentile(seed):
+    """The light map's cells hold the 80th percentile of their paper pixels, per channel, exactly as
+    np.percentile gives it; a cell with too little paper takes the board-wide value."""
+    from vision.spaces import light_map
+
+    rng = np.random.default_rng(seed)
+    h, w = rng.integers(90, 140), rng.integers(150, 220)
+    img = rng.integers(120, 230, (h, w, 3)).astype(np.uint8)
+    mask = (rng.random((h, w)) < 0.6).astype(np.uint8) * 255
+    mask[: h // 10, : w // 15] = 0  # one cell without paper
+    ys = np.linspace(0, h, 11).astype(int)
+    xs = np.linspace(0, w, 16).astype(int)
+    want = np.full((10, 15, 3), np.nan)
+    for i in range(10):
+        for j in range(15):
+            m = mask[ys[i]:ys[i + 1], xs[j]:xs[j + 1]] > 0
+            if m.sum() > 30:
+                want[i, j] = np.percentile(img[ys[i]:ys[i + 1], xs[j]:xs[j + 1]][m], 80, axis=0)
+    assert np.isnan(want[0, 0, 0])
+    want[0, 0] = np.nanmedian(want.reshape(-1, 3), axis=0)
+    want = cv2.GaussianBlur(want.astype(np.float32), (3, 3), 0)  # the cells are inside 0.6-1.4x: no clip
+    assert np.array_equal(light_map(img, mask), want)
+
+
 def test_light_normalisation_evens_out_a_gradient_and_a_colour_cast():
     h, w = int(525 * PPM), int(795 * PPM)
     x = np.linspace(0.6, 1.0, w)[None, :, None]

@@ -92,16 +92,32 @@ def light_map(flattened: np.ndarray, mask: np.ndarray, cells: tuple[int, int] = 
     """(cells_y, cells_x, 3) float32 paper brightness per channel in each cell of the board."""
     h, w = mask.shape
     ny, nx = cells
-    grid = np.full((ny, nx, 3), np.nan, np.float32)
     ys = np.linspace(0, h, ny + 1).astype(int)
     xs = np.linspace(0, w, nx + 1).astype(int)
-    for i in range(ny):
-        for j in range(nx):
-            m = mask[ys[i]:ys[i + 1], xs[j]:xs[j + 1]] > 0
-            if m.sum() > 30:
-                px = flattened[ys[i]:ys[i + 1], xs[j]:xs[j + 1]][m]
-                grid[i, j] = np.percentile(px, percentile, axis=0)
-    valid = ~np.isnan(grid[..., 0])
+    # Every paper pixel's cell, then each cell's percentile from one sort of (cell, value) keys:
+    # the same numbers as np.percentile per cell (linear), without a call per cell.
+    cell = ((np.searchsorted(ys, np.arange(h), side="right") - 1)[:, None] * nx
+            + (np.searchsorted(xs, np.arange(w), side="right") - 1)[None, :])
+    m = mask > 0
+    cell = cell[m]
+    counts = np.bincount(cell, minlength=ny * nx)
+    valid = counts > 30
+    grid = np.full((ny * nx, 3), np.nan, np.float32)
+    if valid.any():
+        start = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        n = counts[valid]
+        virtual = (n - 1) * (percentile / 100.0)
+        lo = np.floor(virtual).astype(int)
+        hi = np.minimum(lo + 1, n - 1)
+        t = virtual - lo
+        for ch in range(3):
+            keys = np.sort(cell.astype(np.int64) * 256 + flattened[..., ch][m])
+            a = (keys[start[valid] + lo] & 255).astype(np.float64)
+            b = (keys[start[valid] + hi] & 255).astype(np.float64)
+            # numpy's linear interpolation, as it computes it
+            grid[valid, ch] = np.where(t >= 0.5, b - (b - a) * (1 - t), a + (b - a) * t)
+    grid = grid.reshape(ny, nx, 3)
+    valid = valid.reshape(ny, nx)
     if not valid.any():
         return np.full((ny, nx, 3), PAPER_LEVEL, np.float32)
     overall = np.nanmedian(grid.reshape(-1, 3), axis=0)
