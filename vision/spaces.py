@@ -89,7 +89,10 @@ def paper_mask(shape_hw: tuple[int, int], quads_px: np.ndarray, px_per_mm: float
 
 def light_map(flattened: np.ndarray, mask: np.ndarray, cells: tuple[int, int] = (10, 15),
               percentile: float = 80.0) -> np.ndarray:
-    """(cells_y, cells_x, 3) float32 paper brightness per channel in each cell of the board."""
+    """(cells_y, cells_x, 3) float32 paper brightness per channel in each cell of the board
+    (`flattened`: BGR uint8; `mask`: nonzero on paper)."""
+    if flattened.dtype != np.uint8:
+        raise ValueError("light_map needs a uint8 image")
     h, w = mask.shape
     ny, nx = cells
     ys = np.linspace(0, h, ny + 1).astype(int)
