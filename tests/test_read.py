@@ -277,45 +277,46 @@ def test_score_reads_the_photo_and_tallies_the_game_file(tmp_path):
     assert r.returncode == 2 and "Traceback" not in r.stderr and r.stderr.startswith("ttr: error:")
 
 
-def test_classifier_answer_is_averaged_with_the_half_turned_patch_on_every_space():
-    """A space looks the same from either end, so the classifier's answer is the mean over each patch
-    and its half-turned copy, on every space (one look leans on where in the patch a car stands)."""
+def test_classifier_looks_again_from_the_other_end_where_the_reading_may_turn_on_it():
+    """The classifier's answer is averaged with its answer on the half-turned patch where the print is
+    a player's colour, and where colour and the net's first look disagree on whether a car is there;
+    elsewhere one look stands."""
     from vision.read import Reader
 
     real = Reader().classifier
-    seen_turned = []
+    batches = []
 
     class Lopsided:
-        """Says 'car' for a patch brighter on its left half, 'empty' otherwise."""
+        """Says 'car' (P(empty) 0.1) for a patch brighter on its left half, 'empty' (0.9) otherwise."""
         config, occupancy = real.config, real.occupancy
 
         def predict(self, patches):
+            batches.append(np.array(patches))
             left = patches[:, :, : patches.shape[2] // 2].mean(axis=(1, 2, 3))
             right = patches[:, :, patches.shape[2] // 2:].mean(axis=(1, 2, 3))
-            seen_turned.append(len(patches))
             p = np.zeros((len(patches), 6))
             p[:, 0] = np.where(left > right, 0.1, 0.9)
             p[:, 1] = 1 - p[:, 0]
             return p
 
-        def loglik(self, probs, *args):
-            return real.loglik(probs, *args)
-
     reader = Reader()
     reader.classifier = Lopsided()
-    photo, _ = _render(21)
-    from vision.locate import locate_board
-    from vision.rectify import flatten
+    rng = np.random.default_rng(3)
+    n = 40
+    patches = rng.integers(0, 255, (n, 64, 64, 3)).astype(np.uint8)
+    player = np.arange(n) < 10
+    colour_ll = np.zeros((n, 6))
+    colour_ll[:, 1] = np.where(np.arange(n) % 2 == 0, 2.0, -2.0)  # colour: a car on the even spaces
+    probs = reader._classify(patches, player, colour_ll)
 
-    flat = flatten(photo.image_bgr, locate_board(photo.image_bgr).corners_xy, 2.0)
-    ev = reader.evidence(flat)
-    # All patches, then all of them turned (then any lanes judged again beside a claimed one).
-    assert seen_turned[:2] == [309, 309]
-    # Lopsided answers 0.1 or 0.9 on one look; the mean of two opposite looks is 0.5, or 0.1 / 0.9
-    # where the patch is even (both looks alike).
-    p_empty = np.round(ev.classifier_probs[:, 0], 3)
-    assert np.all(np.isin(p_empty, [0.1, 0.5, 0.9]))
-    assert np.mean(p_empty == 0.5) > 0.5  # a patch's left half is seldom exactly as bright as its right
+    net_car = Lopsided().predict(patches)[:, 0] < 0.5
+    again = player | (net_car != (np.arange(n) % 2 == 0))
+    assert 10 < again.sum() < n  # the case covers both kinds of space
+    assert len(batches) == 3 and len(batches[1]) == again.sum()  # first look, second look, the check above
+    assert np.array_equal(batches[1], patches[again][:, ::-1, ::-1])  # the second look is half-turned
+    # Lopsided's two looks at a random patch are opposite: their mean is 0.5; one look stays 0.1 / 0.9.
+    assert np.allclose(probs[again, 0], 0.5)
+    assert set(np.round(probs[~again, 0], 3)) <= {0.1, 0.9}
 
 
 def test_a_lane_beside_a_claimed_lane_is_judged_again_with_that_lane_bare():
@@ -353,8 +354,10 @@ def test_a_lane_beside_a_claimed_lane_is_judged_again_with_that_lane_bare():
     flat = render_flat_board(np.random.default_rng(5), {"yellow": [orange.id]}, camera_mm=overhead)
     reader.evidence(flat)
     mine = np.flatnonzero(reader.track_ids == black.id)
-    # All spaces, all half-turned, then the black lane's spaces again, and turned.
-    assert [len(b) for b in batches] == [309, 309, len(mine), len(mine)]
+    # All spaces, the player-printed ones (and any colour disagrees on) half-turned, then the black
+    # lane's spaces again, and turned.
+    assert len(batches[1]) >= int(reader.player_printed.sum())
+    assert [len(b) for b in batches[2:]] == [len(mine), len(mine)]
 
     def yellow_share(patches):
         lab = cv2.cvtColor(np.ascontiguousarray(patches).reshape(-1, patches.shape[2], 3), cv2.COLOR_BGR2LAB)

@@ -125,7 +125,7 @@ class Reader:
             else:
                 patches = crop_spaces(norm, quads_px + patch_shift, px_per_mm, self.geometry, self.track_ids,
                                       self.index).patches
-            cprobs = self._classify(patches)
+            cprobs = self._classify(patches, self.player_printed, fuse(parts))
             if LANE_ALONE:
                 first = fuse(parts + [(self.classifier.loglik(cprobs, CLASSIFIER_FLOOR, CLASSIFIER_COLOUR_TRUST),
                                        W_CLASSIFIER)])
@@ -136,14 +136,24 @@ class Reader:
         p /= p.sum(axis=1, keepdims=True)
         return SpaceEvidence(quads_px, self.track_ids, sp.lab, sp.lab_spread, ll, p, cprobs)
 
-    def _classify(self, patches: np.ndarray) -> np.ndarray:
-        """The classifier's (N, 6) answer on `patches`: the mean of its answers on each patch and
-        on the half-turned patch. A space looks the same from either end and the net was trained
-        towards that mean (models/distill.py), yet one look leans on where in the patch things
-        stand: on a car set ~3 mm off its space, its dark side in the patch's middle, the net said
-        P(empty) 0.89 on one look and 0.70 on the other (a real photo)."""
-        turned = np.ascontiguousarray(patches[:, ::-1, ::-1])
-        return (self.classifier.predict(patches) + self.classifier.predict(turned)) / 2
+    def _classify(self, patches: np.ndarray, player_printed: np.ndarray, colour_ll: np.ndarray) -> np.ndarray:
+        """The classifier's (N, 6) answer on `patches`, averaged with its answer on the half-turned
+        patch wherever the reading may turn on the net: where the print is a player's colour
+        (`player_printed`: colour cannot tell a car from the print) and where the colour evidence
+        (`colour_ll`, (N, 6)) and the net's first look disagree on whether a car is there.
+
+        A space looks the same from either end and the net was trained towards the mean of both
+        (models/distill.py), yet one look leans on where in the patch things stand: on a car set
+        ~3 mm off its space, its dark side in the patch's middle, the net said P(empty) 0.89 on one
+        look and 0.70 on the other (a real photo). Elsewhere a second look changes nothing that
+        counts and would cost ~50 ms a photo."""
+        probs = self.classifier.predict(patches)
+        car_by_colour = colour_ll[:, 1:].max(axis=1) > colour_ll[:, 0]
+        again = player_printed | ((probs[:, 0] < 0.5) != car_by_colour)
+        if again.any():
+            turned = self.classifier.predict(np.ascontiguousarray(patches[again][:, ::-1, ::-1]))
+            probs[again] = (probs[again] + turned) / 2
+        return probs
 
     def _judge_lanes_alone(self, norm: np.ndarray, quads_px: np.ndarray, lab: np.ndarray, loglik: np.ndarray,
                            cprobs: np.ndarray, px_per_mm: float) -> None:
@@ -168,7 +178,7 @@ class Reader:
                 painted = np.isin(self.track_ids, self.other_lane[k])
                 board = paint_spaces(norm, quads_px[painted], print_bgr[painted])
                 alone = crop_spaces(board, quads_px[k], px_per_mm, self.geometry, self.track_ids[k], self.index[k])
-                cprobs[k] = self._classify(alone.patches)
+                cprobs[k] = self._classify(alone.patches, self.player_printed[k], loglik[k])  # all looked at twice
 
     def _print_bgr(self, lab: np.ndarray, empty: np.ndarray) -> np.ndarray:
         """(N, 3) each space's print colour on this board: the median of the measured colours `lab`
