@@ -136,11 +136,12 @@ class Reader:
         p /= p.sum(axis=1, keepdims=True)
         return SpaceEvidence(quads_px, self.track_ids, sp.lab, sp.lab_spread, ll, p, cprobs)
 
-    def _classify(self, patches: np.ndarray, player_printed: np.ndarray, colour_ll: np.ndarray) -> np.ndarray:
+    def _classify(self, patches: np.ndarray, player_printed: np.ndarray, colour_ll: np.ndarray | None = None) -> np.ndarray:
         """The classifier's (N, 6) answer on `patches`, averaged with its answer on the half-turned
         patch wherever the reading may turn on the net: where the print is a player's colour
         (`player_printed`: colour cannot tell a car from the print) and where the colour evidence
-        (`colour_ll`, (N, 6)) and the net's first look disagree on whether a car is there.
+        (`colour_ll`, (N, 6); None: by print alone) and the net's first look disagree on whether a
+        car is there.
 
         A space looks the same from either end and the net was trained towards the mean of both
         (models/distill.py), yet one look leans on where in the patch things stand: on a car set
@@ -148,8 +149,9 @@ class Reader:
         look and 0.70 on the other (a real photo). On every space, a second look changed no track
         of the development photos or the rendered sets over this, and cost ~40 ms a photo more."""
         probs = self.classifier.predict(patches)
-        car_by_colour = colour_ll[:, 1:].max(axis=1) > colour_ll[:, 0]
-        again = player_printed | ((probs[:, 0] < 0.5) != car_by_colour)
+        again = np.array(player_printed, bool)
+        if colour_ll is not None:
+            again |= (probs[:, 0] < 0.5) != (colour_ll[:, 1:].max(axis=1) > colour_ll[:, 0])
         if again.any():
             turned = self.classifier.predict(np.ascontiguousarray(patches[again][:, ::-1, ::-1]))
             probs[again] = (probs[again] + turned) / 2
@@ -178,7 +180,7 @@ class Reader:
                 painted = np.isin(self.track_ids, self.other_lane[k])
                 board = paint_spaces(norm, quads_px[painted], print_bgr[painted])
                 alone = crop_spaces(board, quads_px[k], px_per_mm, self.geometry, self.track_ids[k], self.index[k])
-                cprobs[k] = self._classify(alone.patches, self.player_printed[k], loglik[k])  # all looked at twice
+                cprobs[k] = self._classify(alone.patches, self.player_printed[k])  # all player-printed: two looks
 
     def _print_bgr(self, lab: np.ndarray, empty: np.ndarray) -> np.ndarray:
         """(N, 3) each space's print colour on this board: the median of the measured colours `lab`
