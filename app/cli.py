@@ -58,7 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args._module.run(args) or 0)
     except TtrError as e:
-        print(f"ttr: error: {e}", file=sys.stderr)
+        for line in str(e).splitlines() or [""]:  # a game file's problems: one line each
+            print(f"ttr: error: {line}", file=sys.stderr)
         return e.exit_status
     except KeyboardInterrupt:
         print("ttr: interrupted", file=sys.stderr)

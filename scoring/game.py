@@ -16,7 +16,10 @@ takes the double's first track nobody has named by colour. The two tracks of a s
 from __future__ import annotations
 
 import difflib
+import functools
 import json
+import math
+import re
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +31,15 @@ from scoring.rules import DOUBLES_CLOSED_UP_TO, PLAYER_COLORS, TICKET_VALUES, TR
 
 GAME_KEYS = ("variant", "ticket_values", "players")
 PLAYER_KEYS = ("color", "name", "routes", "tickets", "score_track")
+# Caps checked before any item is looked at, so no file can make the checks slow: a player has 45
+# trains (so at most 45 routes), a deck 69 tickets, the longest city name is 15 characters, a score
+# stays under 400.
+MAX_PLAYERS_READ = 10  # more are refused at once (5 is the rule, reported with the others' problems)
+MAX_ITEMS = 100  # routes or tickets of one player
+MAX_TEXT = 40  # characters of a city, colour, variant or key
+MAX_SCORE_TRACK = 1000
+MAX_PROBLEMS = 30  # lines reported; then how many more
+MAX_HINTS = 20  # "did you mean" searches per file; later unknown names are reported without one
 
 
 @dataclass(frozen=True)
@@ -104,15 +116,28 @@ class Game:
             game = cls(variant_name, values, tuple(players))
             problems.extend(rule_problems(game, board))
         if problems:
-            raise TtrError(problems[0])
+            raise GameError(problems)
         return game
 
 
+class GameError(TtrError):
+    """Every problem with a game, one line each (`problems`); the message is those lines (at most
+    `MAX_PROBLEMS`, then how many more), so a person fixes them all in one go."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = list(problems)
+        shown = self.problems[:MAX_PROBLEMS]
+        if len(self.problems) > MAX_PROBLEMS:
+            shown.append(f"... and {len(self.problems) - MAX_PROBLEMS} more problems")
+        super().__init__("\n".join(shown))
+
+
 def parse_game(data: Any, board: Board | None = None) -> Game:
-    """A checked `Game` from a game file's dict; raises `TtrError` on the first problem."""
+    """A checked `Game` from a game file's dict; raises `GameError` (a `TtrError`) listing every
+    problem, one a line (one problem: one line)."""
     game, problems = _parse(data, board or load_board())
     if problems:
-        raise TtrError(problems[0])
+        raise GameError(problems)
     return game
 
 
@@ -126,28 +151,87 @@ def read_game(path: str | Path, board: Board | None = None) -> Game:
     return parse_game(load_json(path), board)
 
 
-def load_json(path: str | Path) -> Any:
-    """A JSON file's content; `TtrError` when it cannot be read or is not valid JSON."""
-    path = Path(path)
+def load_json(path: str | Path, what: str = "game file", limit: int | None = None) -> Any:
+    """A JSON file's content; `TtrError` when it cannot be read or is not valid JSON.
+
+    Only a regular file of at most `limit` bytes (`MAX_GAME_BYTES`) is read (a FIFO, device or
+    folder is refused before it is opened); see `parse_json` for the other caps."""
+    from scoring.files import read_capped
+
+    limit = MAX_GAME_BYTES if limit is None else limit
+    data = read_capped(path, limit, what)
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise TtrError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise TtrError(f"{path}: is a folder, not a game file") from None
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise TtrError(f"{path}: not a text file (expected UTF-8 JSON)") from None
-    except OSError as e:
-        raise TtrError(f"{path}: cannot read it ({e.strerror or e})") from None
-    return parse_json(text, str(path))
+    return parse_json(text, str(path), limit=limit)
 
 
-def parse_json(text: str, source: str = "game file") -> Any:
-    """JSON text to data; `TtrError` naming the line and column of a syntax error."""
+# Caps on what a JSON file may hold, checked before or while parsing (a real game file is a few kB,
+# nested 4 deep, its numbers under 1000).
+MAX_GAME_BYTES = 1_000_000
+MAX_JSON_DEPTH = 32
+MAX_NUMBER_CHARS = 30
+_BRACKETS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def _json_depth(text: str, cap: int) -> int:
+    """The deepest nesting of objects and lists in JSON text (strings skipped), stopping past `cap`."""
+    depth = deepest = 0
+    for m in _BRACKETS.finditer(text):
+        c = m.group()
+        if c in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > cap:
+                    break
+        elif c in "]}":
+            depth -= 1
+    return deepest
+
+
+def _number(kind):
+    def parse(token: str):
+        if len(token) > MAX_NUMBER_CHARS:
+            raise _NumberTooLong(token)
+        value = kind(token)
+        if kind is float and not math.isfinite(value):
+            raise _NumberTooLong(token)
+        return value
+    return parse
+
+
+class _NumberTooLong(ValueError):
+    pass
+
+
+def _no_constant(token: str):
+    raise _NumberTooLong(token)
+
+
+def parse_json(text: str, source: str = "game file", limit: int = MAX_GAME_BYTES,
+               max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """JSON text to data; `TtrError` naming the line and column of a syntax error.
+
+    Refused before parsing: text over `limit` bytes, nesting deeper than `max_depth` (Python's
+    parser would otherwise fail with RecursionError). Refused while parsing: a number longer than
+    `MAX_NUMBER_CHARS` characters, and NaN/Infinity (not JSON)."""
+    if len(text) > limit:
+        raise TtrError(f"{source}: too large ({len(text) / 1e6:.1f} MB; at most {limit / 1e6:.1f} MB are read)")
+    if _json_depth(text, max_depth) > max_depth:
+        raise TtrError(f"{source}: nested more than {max_depth} levels deep (a game file needs 4)")
     try:
-        return json.loads(text)
+        return json.loads(text, parse_int=_number(int), parse_float=_number(float), parse_constant=_no_constant)
     except json.JSONDecodeError as e:
         raise TtrError(f"{source}: invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
+    except _NumberTooLong as e:
+        token = str(e)
+        shown = token if len(token) <= 20 else token[:12] + f"... ({len(token)} characters)"
+        raise TtrError(f"{source}: the number {shown} is not allowed (numbers are finite, at most "
+                       f"{MAX_NUMBER_CHARS} characters)") from None
+    except RecursionError:  # deep nesting the bracket count missed cannot crash the caller
+        raise TtrError(f"{source}: nested too deep") from None
 
 
 # ---------------------------------------------------------------- parsing a game file's dict
@@ -158,13 +242,18 @@ def _parse(data: Any, board: Board) -> tuple[Game | None, list[str]]:
         return None, [f"game file: expected a JSON object with \"variant\" and \"players\", not {_kind(data)}"]
     for key in data:
         if key not in GAME_KEYS:
-            problems.append(f"game file: unknown key {_quote(key)}{_did_you_mean(str(key), GAME_KEYS)}")
+            hint = "" if _hints_spent(problems) else _did_you_mean(str(key), GAME_KEYS)
+            problems.append(f"game file: unknown key {_quote(key)}{hint}")
     variant = _check_variant(data.get("variant", "classic"), problems)
     values = _check_ticket_values(variant, data.get("ticket_values"), problems)
 
     raw_players = data.get("players")
     if not isinstance(raw_players, list) or not raw_players:
-        problems.append("game file: \"players\" must be a non-empty list of players")
+        given = f", not {_kind(raw_players)}" if raw_players is not None and not isinstance(raw_players, list) else ""
+        problems.append(f"game file: \"players\" must be a non-empty list of players{given}")
+        return None, problems
+    if len(raw_players) > MAX_PLAYERS_READ:
+        problems.append(f"game file: {len(raw_players)} players; a game has at most {len(PLAYER_COLORS)}")
         return None, problems
 
     colors: list[str] = []
@@ -180,13 +269,17 @@ def _parse(data: Any, board: Board) -> tuple[Game | None, list[str]]:
         who = f"player {color or n}"
         for key in raw:
             if key not in PLAYER_KEYS:
-                problems.append(f"{who}: unknown key {_quote(key)}{_did_you_mean(str(key), PLAYER_KEYS)}")
+                hint = "" if _hints_spent(problems) else _did_you_mean(str(key), PLAYER_KEYS)
+                problems.append(f"{who}: unknown key {_quote(key)}{hint}")
         colors.append(color or f"#{n}")
         requests.append(_parse_routes(who, raw.get("routes", []), board, problems))
         held = []
         raw_tickets = raw.get("tickets", [])
         if not isinstance(raw_tickets, list):
             problems.append(f"{who}: \"tickets\" must be a list of [city, city]")
+            raw_tickets = []
+        elif len(raw_tickets) > MAX_ITEMS:
+            problems.append(f"{who}: {len(raw_tickets)} tickets; the largest deck has 69")
             raw_tickets = []
         for pair in raw_tickets:
             ticket = _parse_ticket_cities(who, pair, board, problems)
@@ -273,6 +366,9 @@ def _check_score_track(who: str, value: Any, problems: list[str]) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         problems.append(f"{who}: score_track must be a whole number of points (0 or more), not {_quote(value)}")
         return None
+    if value > MAX_SCORE_TRACK:
+        problems.append(f"{who}: score_track {value} is not a score of this game (at most {MAX_SCORE_TRACK})")
+        return None
     return value
 
 
@@ -280,6 +376,9 @@ def _parse_routes(who: str, routes: Any, board: Board, problems: list[str]) -> l
     """Each route as (pair of cities, printed colour or None, label for messages)."""
     if not isinstance(routes, list):
         problems.append(f"{who}: \"routes\" must be a list of [city, city] or [city, city, colour]")
+        return []
+    if len(routes) > MAX_ITEMS:
+        problems.append(f"{who}: {len(routes)} routes; a player's 45 trains make at most 45")
         return []
     out = []
     for n, route in enumerate(routes, 1):
@@ -420,13 +519,31 @@ def _city(who: str, name: str, board: Board, problems: list[str]) -> str | None:
     """The board's spelling of a city name, or None after reporting it (with the closest name)."""
     if name in board.cities:
         return name
-    folded = {_fold(c): c for c in board.cities}
+    if len(name) > MAX_TEXT:  # longer than any city: no fuzzy search on it
+        problems.append(f"{who}: unknown city {_quote(name)} ({len(name)} characters; no city name is "
+                        f"longer than {MAX_TEXT})")
+        return None
+    folded = _folded_cities(tuple(board.cities))
     if _fold(name) in folded:
         return folded[_fold(name)]
+    if _hints_spent(problems):
+        problems.append(f"{who}: unknown city {_quote(name)}")
+        return None
     close = _closest(_fold(name), list(folded))
     hint = f" (did you mean \"{folded[close]}\"?)" if close else ""
     problems.append(f"{who}: unknown city {_quote(name)}{hint}")
     return None
+
+
+@functools.lru_cache(maxsize=8)
+def _folded_cities(cities: tuple[str, ...]) -> dict[str, str]:
+    return {_fold(c): c for c in cities}
+
+
+def _hints_spent(problems: list[str]) -> bool:
+    """True once MAX_HINTS problems are listed: searching a hint for each of thousands of unknown
+    names would take minutes, and nobody reads past the first few."""
+    return len(problems) >= MAX_HINTS
 
 
 def _closest(word: str, choices: list[str]) -> str | None:
@@ -460,6 +577,8 @@ def _printed_color(name: str) -> str | None:
 
 
 def _did_you_mean(word: str, choices) -> str:
+    if len(word) > MAX_TEXT:
+        return ""
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f" (did you mean \"{close[0]}\"?)" if close else ""
 
@@ -469,11 +588,18 @@ def _track(track: Track, board: Board) -> str:
 
 
 def _quote(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False) if isinstance(value, (str, int, float, bool, type(None))) else _short(value)
+    if isinstance(value, str):
+        return _short(json.dumps(value, ensure_ascii=False)[1:-1])
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, (int, float, bool, type(None))) else _short(value)
 
 
 def _short(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else f"\"{value}\""
+    if isinstance(value, (list, dict)) and len(value) > 20:  # never serialise a huge value to cut it
+        value = list(value)[:20] if isinstance(value, list) else dict(list(value.items())[:20])
+    try:
+        text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else f"\"{value[:60]}\""
+    except (TypeError, ValueError, RecursionError):
+        text = repr(type(value).__name__)
     return text if len(text) <= 40 else text[:37] + "..."
 
 
