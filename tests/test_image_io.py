@@ -137,6 +137,6 @@ def test_limit_is_a_parameter():
 
 
 def test_grey_image_comes_back_as_bgr():
-    ok, buf = cv2.imencode(".png", np.full((50, 60), 90, np.uint8))
+    ok, buf = cv2.imencode(".png", np.full((80, 96), 90, np.uint8))
     out = load_photo(buf.tobytes())
-    assert out.shape == (50, 60, 3)
+    assert out.shape == (80, 96, 3)

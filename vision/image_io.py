@@ -4,9 +4,13 @@ In: a path or the file's bytes (JPEG, PNG, WebP, HEIC/HEIF; what a phone or a br
 Out: `load_photo(...) -> np.ndarray` of shape (h, w, 3), BGR uint8, with the EXIF orientation applied,
 so pixel coordinates are the photo's displayed pixels.
 
-Bad input raises `PhotoError` (a `TtrError`) with a one-line message: missing or empty file, not an
-image, a truncated file, or more pixels than `MAX_PIXELS` (checked from the header, before any
-pixels are decoded, so a huge image costs no memory).
+Bad input raises `PhotoError` (a `TtrError`) with a one-line message: missing or empty file, not a
+regular file (a folder, FIFO or device is refused from `os.stat`, never opened for reading), a file
+over `MAX_FILE_BYTES`, not an image, a truncated file, JPEG data the decoder reports as corrupt
+("Corrupt JPEG data": damage in the middle of the file, which would otherwise decode to smeared
+pixels without an error), more pixels than `MAX_PIXELS`, a side under `MIN_SIDE` pixels or an aspect
+ratio over `MAX_ASPECT` (no board photo looks like that; such shapes break resizing). Sizes are
+checked from the header, before any pixels are decoded, so a huge image costs no memory.
 
 Speed: OpenCV decodes JPEG about twice as fast as Pillow, so Pillow only reads the header (size,
 EXIF orientation) and decodes HEIC, which OpenCV cannot. `reduce=2/4/8` decodes JPEG at a fraction of
@@ -18,6 +22,8 @@ from __future__ import annotations
 import io
 import os
 import re
+import tempfile
+import threading
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,9 +31,14 @@ from pathlib import Path
 import numpy as np
 
 from scoring.errors import TtrError
+from scoring.files import read_capped
 
 # 50 megapixels: well above any phone's default (12-48 MP), far below a memory problem (150 MB BGR).
 MAX_PIXELS = 50_000_000
+# A 48 MP phone JPEG or HEIC is 10-25 MB; a 50 MP PNG of a photo can reach ~100 MB.
+MAX_FILE_BYTES = 100_000_000
+MIN_SIDE = 64  # pixels: the board's 100 tracks cannot be read from less
+MAX_ASPECT = 6.0  # long side / short side: a board is 1.5, a phone's widest frame ~2.2
 
 _REDUCE_FLAGS = {1: "IMREAD_COLOR", 2: "IMREAD_REDUCED_COLOR_2", 4: "IMREAD_REDUCED_COLOR_4",
                  8: "IMREAD_REDUCED_COLOR_8"}
@@ -50,17 +61,13 @@ def _read_bytes(path_or_bytes) -> tuple[bytes, str]:
     """Return (data, name for messages)."""
     if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
         data, name = bytes(path_or_bytes), "the photo"
+        if len(data) > MAX_FILE_BYTES:
+            raise PhotoError(f"{name}: the photo is too large ({len(data) / 1e6:.0f} MB; "
+                             f"at most {MAX_FILE_BYTES / 1e6:.0f} MB are read)")
     else:
-        path = Path(os.fspath(path_or_bytes))
-        name = str(path)
-        if not path.exists():
-            raise PhotoError(f"{name}: no such file")
-        if path.is_dir():
-            raise PhotoError(f"{name}: is a folder, not a photo")
-        try:
-            data = path.read_bytes()
-        except OSError as e:
-            raise PhotoError(f"{name}: cannot read the file ({e.strerror or e})") from None
+        name = os.fspath(path_or_bytes)
+        name = os.fsdecode(name) if isinstance(name, bytes) else name
+        data = read_capped(name, MAX_FILE_BYTES, "photo", PhotoError)
     if not data:
         raise PhotoError(f"{name}: the file is empty")
     return data, name
@@ -119,7 +126,20 @@ def _header(im, name: str) -> PhotoHeader:
         orientation = _exif_orientation(im)
     if orientation in (5, 6, 7, 8):
         w, h = h, w
+    _check_shape(name, int(w), int(h))
     return PhotoHeader(format=im.format or "?", size_wh=(int(w), int(h)), orientation=orientation)
+
+
+def _check_shape(name: str, w: int, h: int) -> None:
+    """Refuse shapes no board photo has, before any pixel is decoded or resized."""
+    if w < 1 or h < 1:
+        raise PhotoError(f"{name}: the image has no pixels")
+    if min(w, h) < MIN_SIDE:
+        raise PhotoError(f"{name}: the image is {w}x{h} pixels; a board photo needs at least "
+                         f"{MIN_SIDE} pixels a side")
+    if max(w, h) / min(w, h) > MAX_ASPECT:
+        raise PhotoError(f"{name}: the image is {w}x{h} pixels, an aspect ratio no board photo has "
+                         f"(at most {MAX_ASPECT:g}:1)")
 
 
 def _exif_orientation(im) -> int:
@@ -241,7 +261,13 @@ def load_photo(path_or_bytes, reduce: int = 1, max_pixels: int = MAX_PIXELS) -> 
     if not _complete(header.format, data):
         raise PhotoError(f"{name}: the image file is truncated (incomplete download or copy?)")
     flags = getattr(cv2, _REDUCE_FLAGS[reduce]) | cv2.IMREAD_IGNORE_ORIENTATION
-    img = cv2.imdecode(np.frombuffer(data, np.uint8), flags)
+    if header.format == "JPEG":
+        img, decoder_says = _imdecode_listening(data, flags)
+        if _CORRUPT.search(decoder_says):
+            raise PhotoError(f"{name}: the JPEG data is damaged (the decoder reports corrupt data); "
+                             "the photo would read wrong: copy or take it again")
+    else:
+        img = cv2.imdecode(np.frombuffer(data, np.uint8), flags)
     if img is None:
         # Formats OpenCV was built without (e.g. some WebP/GIF/TIFF variants): let Pillow try.
         img = _decode_pil(pil, name)
@@ -252,6 +278,35 @@ def load_photo(path_or_bytes, reduce: int = 1, max_pixels: int = MAX_PIXELS) -> 
     if img.ndim == 2:
         img = cv2.cvtColor(img, cv2.COLOR_GRAY2BGR)
     return _apply_orientation(img, header.orientation)
+
+
+_CORRUPT = re.compile(r"Corrupt JPEG data|Premature end of JPEG|Bogus|Invalid JPEG|Unsupported marker")
+_stderr_lock = threading.Lock()
+
+
+def _imdecode_listening(data: bytes, flags: int) -> tuple[np.ndarray | None, str]:
+    """cv2.imdecode, and what libjpeg wrote to stderr meanwhile (its only channel for warnings such
+    as "Corrupt JPEG data: premature end of data segment"; the pixels still come back)."""
+    import cv2
+
+    buf = np.frombuffer(data, np.uint8)
+    with _stderr_lock:
+        try:
+            saved = os.dup(2)
+        except OSError:  # no stderr to listen on: decode without listening
+            return cv2.imdecode(buf, flags), ""
+        try:
+            with tempfile.TemporaryFile() as f:
+                os.dup2(f.fileno(), 2)
+                try:
+                    img = cv2.imdecode(buf, flags)
+                finally:
+                    os.dup2(saved, 2)
+                f.seek(0)
+                said = f.read(4096).decode("utf-8", "replace")
+        finally:
+            os.close(saved)
+    return img, said
 
 
 def _decode_pil(pil, name: str) -> np.ndarray:
