@@ -2,6 +2,8 @@
 
 With --json: one JSON object per photo per line (JSON Lines); a photo that cannot be read gives
 {"image": ..., "error": "..."} and the others are still read. Exit status 1 if any photo failed.
+With several photos, a progress bar runs on stderr (where a terminal shows it). --overlay writes
+each flattened board with the reading and a legend drawn on it, and says where.
 """
 from __future__ import annotations
 
@@ -49,35 +51,51 @@ def run(args) -> int:
     overlay_dir = Path(args.overlay) if args.overlay else None
     if overlay_dir:
         overlay_dir.mkdir(parents=True, exist_ok=True)
+    from tqdm import tqdm
+
     failed = 0
-    for photo in args.photos:
+    bar = tqdm(args.photos, desc="reading", unit="photo", file=sys.stderr,
+               disable=None if len(args.photos) > 1 else True)
+
+    def say(line: str) -> None:  # stdout, without breaking the bar on stderr
+        tqdm.write(line, file=sys.stdout)
+        sys.stdout.flush()
+
+    for photo in bar:
         try:
             reading = reader.read_path(photo)
         except TtrError as e:
             failed += 1
-            _emit_error(args, photo, str(e))
+            _emit_error(args, photo, str(e), say)
             continue
         except Exception as e:  # one bad photo must not stop the batch
             failed += 1
-            _emit_error(args, photo, f"internal error: {type(e).__name__}: {e}")
+            _emit_error(args, photo, f"internal error: {type(e).__name__}: {e}", say)
             continue
+        written = None
         if overlay_dir:
             import cv2
 
-            from vision.draw import draw_reading
+            from vision.draw import draw_legend, draw_reading
 
-            cv2.imwrite(str(overlay_dir / (Path(photo).stem + "_overlay.jpg")),
-                        draw_reading(reading.flattened, reading), [cv2.IMWRITE_JPEG_QUALITY, 90])
+            written = overlay_dir / (Path(photo).stem + "_overlay.jpg")
+            cv2.imwrite(str(written), draw_legend(draw_reading(reading.flattened, reading), reading),
+                        [cv2.IMWRITE_JPEG_QUALITY, 90])
         if args.json:
-            print(json.dumps(reading.to_dict(), ensure_ascii=False), flush=True)
+            say(json.dumps(reading.to_dict(), ensure_ascii=False))
+            if written:  # (stdout stays JSON Lines)
+                tqdm.write(f"ttr: overlay of {photo}: {written}", file=sys.stderr)
         else:
-            print(summary(reading), flush=True)
+            say(summary(reading) + (f"\n  overlay: {written}" if written else ""))
     return 1 if failed else 0
 
 
-def _emit_error(args, photo: str, message: str) -> None:
+def _emit_error(args, photo: str, message: str, say=print) -> None:
+    """The photo's error on stdout (JSON or text) and once on stderr, the photo named once
+    (the reader's messages already start with the file name)."""
     if args.json:
-        print(json.dumps({"image": photo, "error": message}, ensure_ascii=False), flush=True)
+        say(json.dumps({"image": photo, "error": message}, ensure_ascii=False))
     else:
-        print(f"{photo}: error: {message}", flush=True)
-    print(f"ttr: {photo}: {message}", file=sys.stderr)
+        say(f"{photo}: error: {message.removeprefix(photo + ': ')}")
+    named = message if message.startswith(f"{photo}:") else f"{photo}: {message}"
+    print(f"ttr: {named}", file=sys.stderr)

@@ -1,79 +1,124 @@
 """`ttr score PHOTO [--game GAME.json] [--json]`: read a photo, then tally the game exactly.
 
-The game file (the `ttr tally` format) gives the variant, each player's tickets and score-track
-position; its routes are ignored, since the routes come from the photo. Without a game file the
-photo is scored as a classic game with no tickets. The output is `ttr tally`'s, plus the reading
+The game file (the `ttr tally` format) gives the variant, each player's tickets, name and
+score-track position. Routes in it are corrections: a track the file gives to a player is that
+player's, whatever the photo says (each track it changes is listed). Without a game file the photo
+is scored as a classic game with no tickets. The output is `ttr tally`'s, plus the reading
 (doubtful tracks listed so they can be checked).
+
+A reading that breaks the rules (a player's spare cars on the board: more than 45 trains; one
+colour on both tracks of a double) is held to them by `scoring.review.hold_to_rules`, the rule the
+app uses too: the least sure claims that make the game legal are not counted and are listed first,
+each with its reason, and everything else is scored.
 """
 from __future__ import annotations
 
 import json
 import sys
-
-RULES_TRAINS = 45
+from dataclasses import dataclass
 
 
 def add_arguments(parser):
     parser.add_argument("photo", metavar="PHOTO", help="a photo of the finished board")
-    parser.add_argument("--game", metavar="GAME.json", help="variant, tickets and score-track positions")
+    parser.add_argument("--game", metavar="GAME.json",
+                        help="variant, tickets and score-track positions (routes in it correct the photo)")
     parser.add_argument("--json", action="store_true", help="print the reading and the score sheet as JSON")
     parser.add_argument("--calibration", metavar="DIR", help="a folder made by `ttr calibrate`")
 
 
-def game_from_reading(reading, game_data: dict | None):
-    """A `scoring.game.Game` with the photo's claims and the game file's tickets and score track."""
-    from scoring.game import Game
+@dataclass
+class Scored:
+    """A photo's claims, the game file's corrections, held to the rules, ready to score."""
 
-    variant, values, tickets, score_track = "classic", None, {}, {}
+    game: object  # scoring.game.Game
+    review: object  # scoring.review.Review
+    corrections: list  # (track id, owner as read, owner in the game file)
+
+
+def game_from_reading(reading, game_data: dict | None) -> Scored:
+    """The photo's claims, corrected by the game file's routes, held to the rules
+    (`scoring.review`), with the game file's variant, tickets, names and score track."""
+    from scoring.game import Game, parse_game
+    from scoring.review import hold_to_rules
+
+    claims = {c: list(ids) for c, ids in reading.claims().items()}
+    owner = {t.track_id: t.owner for t in reading.tracks}
+    variant, values, tickets, score_track, names, corrections = "classic", None, {}, {}, {}, []
     if game_data is not None:
-        if not isinstance(game_data, dict):
-            from scoring.errors import TtrError
-
-            raise TtrError("game file must be a JSON object with variant and players")
-        variant = game_data.get("variant", variant)
-        values = game_data.get("ticket_values")
-        for p in game_data.get("players") or []:
-            if not isinstance(p, dict) or "color" not in p:
-                continue
-            c = p["color"]
-            if p.get("tickets"):
-                tickets[c] = [tuple(t) if isinstance(t, list) else t for t in p["tickets"]]
-            if p.get("score_track") is not None:
-                score_track[c] = p["score_track"]
-    claims = reading.claims()
-    return Game.from_claims(variant, claims, tickets=tickets, score_track=score_track, ticket_values=values)
+        parsed = parse_game(game_data)  # one line naming the player and the item, for a bad file
+        variant, values = parsed.variant, parsed.ticket_values
+        for p in parsed.players:
+            claims.setdefault(p.color, [])
+            tickets[p.color] = list(p.tickets)
+            if p.score_track is not None:
+                score_track[p.color] = p.score_track
+            if p.name:
+                names[p.color] = p.name
+            for i in p.track_ids:
+                if owner.get(i) != p.color:
+                    corrections.append((i, owner.get(i), p.color))
+        for i, was, now in corrections:
+            if was:
+                claims[was].remove(i)
+            claims[now].append(i)
+            owner[i] = now
+    sure = {t.track_id: t.confidence for t in reading.tracks}
+    sure.update({i: 1.0 for i, _, _ in corrections})  # a person said so
+    review = hold_to_rules(claims, sure, tickets)
+    game = Game.from_claims(variant, {c: sorted(ids) for c, ids in review.claims.items()},
+                            tickets=review.tickets, score_track=score_track, ticket_values=values,
+                            names=names)
+    return Scored(game, review, corrections)
 
 
 def run(args) -> int:
     from scoring.errors import TtrError
-    from scoring.game import load_json
+    from scoring.game import load_json, parse_game
     from scoring.report import render_text
     from scoring.score import score_game
-    from vision.decide import DecideConfig
     from vision.read import Reader
 
-    game_data = load_json(args.game) if args.game else None  # bad files fail before the photo is read
+    game_data = load_json(args.game) if args.game else None
+    if game_data is not None:
+        parse_game(game_data)  # a bad file fails before the photo is read
     calibration = None
     if args.calibration:
         from calibration.fit import load_calibration
 
         calibration = load_calibration(args.calibration)
-    # Scoring holds a game to the rules, so the reading is too: at most 45 trains a player (the
-    # rule settles doubtful spaces; a track it had to drop is listed as doubtful, not hidden).
-    reading = Reader(calibration, decide_cfg=DecideConfig(max_trains=RULES_TRAINS)).read_path(args.photo)
+    # The photo is read as it is (up to the 48 cars a colour has in the box, like `ttr detect`);
+    # then held to the rules by scoring.review, which says what it set aside and why.
+    reading = Reader(calibration).read_path(args.photo)
     try:
-        sheet = score_game(game_from_reading(reading, game_data))
+        scored = game_from_reading(reading, game_data)
+        sheet = score_game(scored.game)
     except TtrError as e:
         raise TtrError(f"{e}, as read from {args.photo} (see it with `ttr detect --overlay DIR`)") from None
+    board = reading.tracks
+    set_aside = [f"{board[s.track_id].a}-{board[s.track_id].b} ({board[s.track_id].color}): {s.owner}: {s.reason}"
+                 for s in scored.review.set_aside]
+    set_aside += [f"ticket {t.ticket[0]}-{t.ticket[1]}: {t.owner}: {t.reason}"
+                  for t in scored.review.set_aside_tickets]
+    corrected = [f"{board[i].a}-{board[i].b} ({board[i].color}): read {was or 'nobody'}, the game file says {now}"
+                 for i, was, now in scored.corrections]
     doubtful = [f"{t.a}-{t.b} ({t.color}): {t.owner or 'nobody'}, confidence {t.confidence:.2f}"
                 for t in reading.doubtful]
     if args.json:
-        out = {"image": args.photo, "reading": reading.to_dict(), "score": sheet.to_dict(), "doubtful": doubtful}
+        out = {"image": args.photo, "reading": reading.to_dict(), "score": sheet.to_dict(),
+               "not_counted": set_aside, "corrected_by_game_file": corrected, "doubtful": doubtful}
         json.dump(out, sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
         return 0
     sys.stdout.write(render_text(sheet))
     print(f"\nread from {args.photo} in {reading.elapsed_ms:.0f} ms")
+    if set_aside:
+        print("not counted, the rules forbid them (check these first):")
+        for d in set_aside:
+            print(f"  {d}")
+    if corrected:
+        print(f"corrected by {args.game}:")
+        for d in corrected:
+            print(f"  {d}")
     for w in reading.warnings:
         print(f"warning: {w}")
     if doubtful:

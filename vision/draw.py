@@ -85,3 +85,39 @@ def draw_path(flattened: np.ndarray, path, colour=(0, 0, 255), px_per_mm: float 
         cv2.polylines(out, [pts], False, (0, 0, 0), thickness + 4, cv2.LINE_AA)
         cv2.polylines(out, [pts], False, tuple(int(c) for c in colour), thickness, cv2.LINE_AA)
     return out
+
+
+def draw_legend(image: np.ndarray, reading: Reading) -> np.ndarray:
+    """A legend in the top-left corner: each player's colour with tracks and trains read, and the
+    doubtful mark, so an overlay explains itself."""
+    from scoring.board import load_board
+
+    board = load_board()
+    claims = reading.claims()
+    rows = [(OWNER_BGR.get(c, (128, 128, 128)), OUTLINE_BGR.get(c, (255, 255, 255)),
+             f"{c}: {len(ids)} tracks, {sum(board.tracks[i].length for i in ids)} trains")
+            for c, ids in sorted(claims.items(), key=lambda kv: list(OWNER_BGR).index(kv[0])
+                                 if kv[0] in OWNER_BGR else 9)]
+    n_doubt = len(reading.doubtful)
+    rows.append((None, None, f"doubtful: {n_doubt} track{'s' if n_doubt != 1 else ''}, check them"))
+    out = image.copy()
+    scale = max(0.5, image.shape[1] / 2200)
+    font, thick = cv2.FONT_HERSHEY_SIMPLEX, max(1, round(2 * scale))
+    line = round(34 * scale)
+    width = max(cv2.getTextSize(text, font, scale, thick)[0][0] for _, _, text in rows) + round(60 * scale)
+    x0, y0 = round(12 * scale), round(12 * scale)
+    panel = out[y0:y0 + line * len(rows) + round(14 * scale), x0:x0 + width]
+    panel[:] = (0.25 * panel + 0.75 * 255).astype(np.uint8)  # a pale box, the board faint behind
+    for n, (fill, edge, text) in enumerate(rows):
+        cy = y0 + round(8 * scale) + n * line + line // 2
+        sx = x0 + round(10 * scale)
+        if fill is None:
+            cv2.putText(out, "?", (sx, cy + round(10 * scale)), font, 1.1 * scale, (0, 0, 0), thick + 3, cv2.LINE_AA)
+            cv2.putText(out, "?", (sx, cy + round(10 * scale)), font, 1.1 * scale, DOUBT_BGR, thick, cv2.LINE_AA)
+        else:
+            s = round(11 * scale)
+            cv2.rectangle(out, (sx - 1, cy - s - 1), (sx + 2 * s + 1, cy + s + 1), edge, -1)
+            cv2.rectangle(out, (sx, cy - s), (sx + 2 * s, cy + s), fill, -1)
+        cv2.putText(out, text, (sx + round(36 * scale), cy + round(8 * scale)), font, scale, (20, 20, 20),
+                    thick, cv2.LINE_AA)
+    return out

@@ -1,0 +1,119 @@
+"""The one rule the app and `ttr score` share for claims that break the rules (scoring.review),
+and the command line's small fixes (ttr detect's error line, overlay legend, ttr score --game)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from scoring.board import load_board
+from scoring.game import Game
+from scoring.review import hold_to_rules
+from scoring.score import score_game
+
+ROOT = Path(__file__).resolve().parents[1]
+BOARD = load_board()
+
+
+def tid(a, b, color=None):
+    return next(t.id for t in BOARD.tracks_between(a, b) if color in (None, t.color))
+
+
+def test_a_legal_game_is_left_alone():
+    claims = {"red": [tid("Denver", "Kansas City", "black")], "blue": [tid("Seattle", "Portland")]}
+    r = hold_to_rules(claims)
+    assert r.ok and r.claims == claims
+
+
+def test_too_many_trains_sets_aside_the_least_sure_claims_that_bring_the_player_to_45():
+    singles = [t for t in BOARD.tracks if BOARD.double_of(t) is None]
+    by_len = {n: [t for t in singles if t.length == n] for n in (3, 4, 5, 6)}
+    chosen = by_len[6][:6] + by_len[5][:1] + by_len[4][:1] + by_len[3][:1]
+    assert sum(t.length for t in chosen) == 48
+    three = by_len[3][0]
+    sure = {t.id: 0.99 for t in chosen} | {three.id: 0.6}
+    r = hold_to_rules({"red": [t.id for t in chosen], "blue": []}, sure)
+    assert [s.track_id for s in r.set_aside] == [three.id]
+    assert "48 trains" in r.set_aside[0].reason and "45" in r.set_aside[0].reason
+    kept = sum(BOARD.tracks[i].length for i in r.claims["red"])
+    assert kept <= 45
+    score_game(Game.from_claims("classic", r.claims))  # the rules hold now
+
+
+def test_both_tracks_of_a_double_keep_the_surer_one():
+    a, b = (t.id for t in BOARD.tracks_between("Seattle", "Portland"))
+    r = hold_to_rules({"red": [a, b], "blue": []}, {a: 0.7, b: 0.95})
+    assert [(s.track_id, s.owner) for s in r.set_aside] == [(a, "red")]
+    assert "both tracks" in r.set_aside[0].reason
+    # two players on one double: allowed with 4 players, not with 2
+    r2 = hold_to_rules({"red": [a], "blue": [b]}, {a: 0.95, b: 0.7})
+    assert [(s.track_id, s.owner) for s in r2.set_aside] == [(b, "blue")]
+    assert hold_to_rules({"red": [a], "blue": [b], "green": [], "yellow": []}).ok
+
+
+def test_a_ticket_held_twice_stays_with_the_first_player():
+    r = hold_to_rules({"red": [], "blue": []}, tickets={"red": [("Denver", "El Paso")],
+                                                         "blue": [("El Paso", "Denver"), ("Boston", "Miami")]})
+    assert r.tickets == {"red": [("Denver", "El Paso")], "blue": [("Boston", "Miami")]}
+    assert r.set_aside_tickets[0].owner == "blue"
+
+
+def ttr(*args):
+    return subprocess.run([sys.executable, "-m", "app.cli", *args], capture_output=True, text=True, cwd=ROOT)
+
+
+def test_detect_names_a_bad_photo_once(tmp_path):
+    fake = tmp_path / "fake.jpg"
+    fake.write_bytes(b"not pixels")
+    r = ttr("detect", str(fake), "--json")
+    assert r.returncode == 1
+    line = json.loads(r.stdout.strip())
+    assert line["image"] == str(fake)
+    err = r.stderr.strip().splitlines()[-1]
+    assert err.startswith(f"ttr: {fake}: not an image") and err.count(str(fake)) == 1, err
+
+
+EXAMPLE = ROOT / "examples" / "board.jpg"
+
+
+@pytest.mark.skipif(not EXAMPLE.exists(), reason="examples/board.jpg is not there")
+def test_overlay_has_a_legend_and_its_path_is_printed(tmp_path):
+    import cv2
+
+    r = ttr("detect", str(EXAMPLE), "--overlay", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    out = tmp_path / "board_overlay.jpg"
+    assert f"overlay: {out}" in r.stdout
+    from vision.draw import draw_reading
+    from vision.read import Reader
+
+    reading = Reader().read_path(str(EXAMPLE))
+    plain = draw_reading(reading.flattened, reading)
+    written = cv2.imread(str(out)).astype(int)
+    corner = (slice(0, 120), slice(0, 300))  # the legend's box, pale over the board
+    assert abs(written[corner].mean() - plain[corner].mean()) > 20
+    far = (slice(-200, None), slice(-300, None))  # nothing else changes
+    assert abs(written[far].mean() - plain[far].mean()) < 3
+
+
+@pytest.mark.skipif(not EXAMPLE.exists(), reason="examples/board.jpg is not there")
+def test_score_uses_a_game_files_routes_as_corrections(tmp_path):
+    truth = json.loads((ROOT / "examples" / "board.truth.json").read_text())
+    game = json.loads((ROOT / "examples" / "board.game.json").read_text())
+    # the example misses blue's Portland–Salt Lake City: name it in the game file
+    for p in game["players"]:
+        if p["color"] == "blue":
+            p["routes"] = [["Portland", "Salt Lake City", "blue"]]
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps(game))
+    r = ttr("score", str(EXAMPLE), "--game", str(path), "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    fixed = [c for c in out["corrected_by_game_file"] if c.startswith("Portland-Salt Lake City")]
+    assert fixed and "the game file says blue" in fixed[0], out["corrected_by_game_file"]
+    blue = next(p for p in out["score"]["players"] if p["color"] == "blue")
+    assert any(r["a"] in ("Portland", "Salt Lake City") and r["length"] == 6 for r in blue["routes"])
+    assert truth  # (the truth file is there to say what the photo holds)
