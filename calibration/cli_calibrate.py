@@ -1,4 +1,9 @@
-"""`ttr calibrate EMPTY_PHOTO... --out DIR`: measure your own empty board for `ttr detect --calibration DIR`."""
+"""`ttr calibrate EMPTY_PHOTO... --out DIR`: measure your own empty board for `ttr detect --calibration DIR`.
+
+Refused with one line: a photo that cannot be read, one with no board, one of a played board (trains
+on it would be learnt as the empty look), and an --out that is a file or cannot be written. DIR is
+made if missing; the calibration is written atomically (a failure leaves the previous one whole).
+"""
 from __future__ import annotations
 
 
@@ -8,8 +13,10 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from calibration.fit import fit_calibration
+    from calibration.fit import CalibrationError, fit_calibration
+    from scoring.files import writable_dir
 
+    writable_dir(args.out, "calibration folder (--out)", CalibrationError)  # before minutes of work
     cal, warnings = fit_calibration(args.photos)
     path = cal.save(args.out)
     for w in warnings:

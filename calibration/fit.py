@@ -15,6 +15,7 @@ calibrating under the lights you play in helps most.
 from __future__ import annotations
 
 import json
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,9 +51,13 @@ class Calibration:
     def __post_init__(self):
         if not self.views:
             raise CalibrationError("a calibration needs at least one empty-board photo")
-        for v in self.views:
-            if v.lab.shape != (N_SPACES, 3) or v.spread.shape != (N_SPACES, 3):
-                raise CalibrationError(f"calibration does not fit this board ({N_SPACES} spaces expected)")
+        if len(self.views) > MAX_VIEWS:
+            raise CalibrationError(f"a calibration holds at most {MAX_VIEWS} photos, not {len(self.views)}")
+        for n, v in enumerate(self.views, 1):
+            for field in ("lab", "spread") + (("mean",) if v.mean is not None else ()):
+                problem = _array_problem(getattr(v, field), field)
+                if problem:
+                    raise CalibrationError(f"calibration view {n}: {problem}")
 
     @property
     def photos(self) -> tuple[str, ...]:
@@ -79,43 +84,168 @@ class Calibration:
                           for i, v in enumerate(self.views)]}
 
     def save(self, out_dir: str | Path) -> Path:
+        """Write DIR/calibration.json and its board images; nothing already there is damaged by a
+        failure: each board image gets a new name, the JSON is replaced in one rename, and only then
+        are the previous calibration's images removed."""
         import cv2
 
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        for i, v in enumerate(self.views):
-            cv2.imwrite(str(out / BOARD_FILE.format(i)), v.board_bgr)
-        p = out / FILE_NAME
-        p.write_text(json.dumps(self.to_dict()) + "\n", encoding="utf-8")
+        from scoring.files import atomic_write, writable_dir
+
+        out = writable_dir(out_dir, "calibration folder", CalibrationError)
+        token = uuid.uuid4().hex[:8]
+        names = [BOARD_FILE.format(f"{i}_{token}") for i in range(len(self.views))]
+        for name, v in zip(names, self.views):
+            ok, png = cv2.imencode(".png", v.board_bgr)
+            if not ok:
+                raise CalibrationError(f"calibration view {name}: cannot encode the board image")
+            atomic_write(out / name, png.tobytes(), CalibrationError)
+        d = self.to_dict()
+        for view, name in zip(d["views"], names):
+            view["board"] = name
+        p = atomic_write(out / FILE_NAME, json.dumps(d) + "\n", CalibrationError)
+        for old in out.glob(BOARD_FILE.format("*")):
+            if old.name not in names:
+                old.unlink(missing_ok=True)
         return p
 
 
+# Caps on a calibration read back: a view is ~25 kB of JSON and a 1590x1050 board image (~3 MB PNG).
+MAX_VIEWS = 32
+MAX_CALIBRATION_BYTES = 2_000_000
+MAX_BOARD_IMAGE_BYTES = 20_000_000
+LAB_RANGE = (-256.0, 256.0)  # any Lab scale OpenCV uses (8-bit 0..255 or float -128..127 for a, b)
+PLAYED_LIMIT = 3  # confidently claimed tracks that make a calibration photo a played board
+
+
+def _array_problem(a, field: str) -> str | None:
+    """What is wrong with a view's (309, 3) colour array, or None."""
+    try:
+        arr = np.asarray(a, dtype=float)
+    except (TypeError, ValueError):
+        return f"{field} is not a table of numbers"
+    if arr.shape != (N_SPACES, 3):
+        return f"{field} has shape {'x'.join(map(str, arr.shape)) or 'scalar'}, not {N_SPACES}x3 (one colour per space)"
+    if not np.isfinite(arr).all():
+        return f"{field} holds {int((~np.isfinite(arr)).sum())} values that are not numbers (NaN or infinite)"
+    lo, hi = LAB_RANGE
+    if arr.min() < (0.0 if field == "spread" else lo) or arr.max() > hi:
+        return f"{field} holds values outside {0 if field == 'spread' else lo:g}..{hi:g} (not Lab colours)"
+    return None
+
+
 def load_calibration(path: str | Path) -> Calibration:
-    """Read DIR/calibration.json (or the file itself) and its board images."""
-    import cv2
+    """Read DIR/calibration.json (or the file itself) and its board images.
+
+    Every part is checked and a bad one refused with one line naming it (`CalibrationError`): only
+    regular files of capped size, JSON nested at most a few levels, 1..MAX_VIEWS views, each with
+    309x3 finite Lab arrays and a board image of exactly the flattened board's size."""
+    import os
+    import stat
+
+    from scoring.files import read_capped
+    from scoring.game import parse_json
 
     p = Path(path)
-    if p.is_dir():
-        p = p / FILE_NAME
     try:
-        d = json.loads(p.read_text(encoding="utf-8"))
-        views = []
-        for v in d["views"]:
-            img = cv2.imread(str(p.parent / Path(v["board"]).name), cv2.IMREAD_COLOR)
-            if img is None:
-                raise CalibrationError(f"calibration {p}: board image {v['board']} is missing or unreadable")
-            views.append(EmptyView(img, np.asarray(v["lab"], dtype=float), np.asarray(v["spread"], dtype=float),
-                                   str(v.get("photo", "")), np.asarray(v.get("mean", v["lab"]), dtype=float)))
+        if stat.S_ISDIR(os.stat(p).st_mode):
+            p = p / FILE_NAME
     except FileNotFoundError:
         raise CalibrationError(f"no calibration at {path} (make one with `ttr calibrate`)") from None
-    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, ValueError) as e:
-        raise CalibrationError(f"calibration {p} is malformed ({type(e).__name__})") from None
+    except (OSError, ValueError):
+        pass  # read_capped says what is wrong
+    try:
+        if stat.S_ISDIR(os.stat(p).st_mode):
+            raise CalibrationError(f"calibration {p}: is a folder, not the calibration file "
+                                   "(make one with `ttr calibrate`)")
+    except FileNotFoundError:
+        raise CalibrationError(f"no calibration at {path} (make one with `ttr calibrate`)") from None
+    except (OSError, ValueError):
+        pass
+    data = read_capped(p, MAX_CALIBRATION_BYTES, "calibration file", CalibrationError)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise CalibrationError(f"calibration {p}: not a text file (expected UTF-8 JSON)") from None
+    try:
+        d = parse_json(text, f"calibration {p}", limit=MAX_CALIBRATION_BYTES)
+    except CalibrationError:
+        raise
+    except TtrError as e:
+        raise CalibrationError(str(e)) from None
+    views = [_load_view(p, n, v) for n, v in enumerate(_views_of(p, d), 1)]
     return Calibration(tuple(views))
+
+
+def _views_of(p: Path, d) -> list:
+    if not isinstance(d, dict) or not isinstance(d.get("views"), list):
+        raise CalibrationError(f"calibration {p} is malformed (expected an object with a \"views\" list)")
+    if d.get("format", FORMAT) != FORMAT:
+        raise CalibrationError(f"calibration {p}: format {d.get('format')!r} is not {FORMAT}; "
+                               "make it again with `ttr calibrate`")
+    if d.get("spaces", N_SPACES) != N_SPACES:
+        raise CalibrationError(f"calibration {p} does not fit this board ({N_SPACES} spaces expected)")
+    views = d["views"]
+    if not views:
+        raise CalibrationError(f"calibration {p} holds no views")
+    if len(views) > MAX_VIEWS:
+        raise CalibrationError(f"calibration {p} holds {len(views)} views; at most {MAX_VIEWS} are read")
+    return views
+
+
+def _load_view(p: Path, n: int, v) -> EmptyView:
+    import cv2
+
+    from scoring.files import read_capped
+    from vision.image_io import PhotoError, read_header
+    from vision.read import PX_PER_MM
+    from vision.rectify import flattened_size
+
+    where = f"calibration {p}: view {n}"
+    if not isinstance(v, dict):
+        raise CalibrationError(f"{where} is not an object")
+    for key in ("board", "lab", "spread"):
+        if key not in v:
+            raise CalibrationError(f"{where} has no \"{key}\"")
+    arrays = {}
+    for key in ("lab", "spread", "mean"):
+        if key in v:
+            problem = _array_problem(v[key], key)
+            if problem:
+                raise CalibrationError(f"{where}: {problem}")
+            arrays[key] = np.asarray(v[key], dtype=float)
+    photo = v.get("photo", "")
+    if not isinstance(photo, str) or len(photo) > 4096:
+        raise CalibrationError(f"{where}: \"photo\" must be a file name")
+    board = v["board"]
+    if not isinstance(board, str) or not board or len(board) > 255:
+        raise CalibrationError(f"{where}: \"board\" must be the name of a PNG beside calibration.json")
+    image_path = p.parent / Path(board).name  # beside the JSON, never elsewhere
+    try:
+        data = read_capped(image_path, MAX_BOARD_IMAGE_BYTES, "board image", CalibrationError)
+        size = read_header(data).size_wh
+    except CalibrationError as e:
+        raise CalibrationError(f"{where}: board image {e}") from None
+    except PhotoError as e:
+        raise CalibrationError(f"{where}: board image {image_path.name}: "
+                               f"{str(e).removeprefix('the photo: ')}") from None
+    want = flattened_size(PX_PER_MM)
+    if tuple(size) != tuple(want):
+        raise CalibrationError(f"{where}: board image {image_path.name} is {size[0]}x{size[1]} pixels, "
+                               f"not the flattened board's {want[0]}x{want[1]}")
+    img = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    if img is None or img.shape[1::-1] != tuple(want):
+        raise CalibrationError(f"{where}: board image {image_path.name} is unreadable")
+    return EmptyView(img, arrays["lab"], arrays["spread"], photo, arrays.get("mean", arrays["lab"]))
 
 
 def fit_calibration(photos: list[str], reader=None) -> tuple[Calibration, list[str]]:
     """Measure the empty board on each photo. Returns (calibration, warnings). A photo that cannot
-    be read raises its PhotoError / locator error (one line)."""
+    be read raises its PhotoError / locator error (one line: not an image, no board found, ...); a
+    photo of a played board raises CalibrationError (its cars would be learnt as the empty look)."""
+    if not photos:
+        raise CalibrationError("no photos to calibrate from")
+    if len(photos) > MAX_VIEWS:
+        raise CalibrationError(f"{len(photos)} photos; a calibration takes at most {MAX_VIEWS}")
     flats = [_flatten_photo(photo) for photo in photos]
     return fit_from_flattened(flats, [str(p) for p in photos], reader)
 
@@ -146,10 +276,17 @@ def fit_from_flattened(flats: list[np.ndarray], names: list[str], reader=None) -
             if score < 0.5:
                 warnings.append(f"{name}: does not line up with the other photos' board (match {score:.2f})")
         sp = crop_spaces(norm, quads_px, PX_PER_MM, CropGeometry(), reader.track_ids, reader.index)
-        # A calibration photo should be empty: say so if it looks played.
+        # A calibration photo must be empty: cars learnt as the empty look would make every later
+        # reading wrong, so a photo on which the reader sees cars is refused.
         claimed = [t for t in reader.decide(reader.evidence(flat)) if t.owner and not t.doubtful]
-        if len(claimed) > 10:
-            warnings.append(f"{name}: {len(claimed)} tracks look claimed; calibrate with photos of the EMPTY board")
+        if len(claimed) >= PLAYED_LIMIT:
+            shown = ", ".join(f"{t.a}-{t.b} ({t.owner})" for t in claimed[:3])
+            raise CalibrationError(f"{name}: {len(claimed)} tracks look claimed ({shown}"
+                                   f"{', ...' if len(claimed) > 3 else ''}); calibrate with photos of the "
+                                   "EMPTY board, with no trains on it")
+        if claimed:
+            warnings.append(f"{name}: {', '.join(f'{t.a}-{t.b}' for t in claimed)} look claimed; "
+                            "if a train stands there, take it off and calibrate again")
         views.append(EmptyView(norm, sp.lab.astype(float), sp.lab_spread.astype(float), name,
                                sp.lab_mean.astype(float)))
     return Calibration(tuple(views)), warnings
