@@ -8,6 +8,7 @@ each flattened board with the reading and a legend drawn on it, and says where.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -48,9 +49,11 @@ def run(args) -> int:
 
         calibration = load_calibration(args.calibration)
     reader = Reader(calibration, use_classifier=not args.no_classifier)
-    overlay_dir = Path(args.overlay) if args.overlay else None
-    if overlay_dir:
-        overlay_dir.mkdir(parents=True, exist_ok=True)
+    overlay_dir = None
+    if args.overlay:  # made if missing; a file, or a folder that cannot be written, is one line
+        from scoring.files import writable_dir
+
+        overlay_dir = writable_dir(args.overlay, "overlay folder (--overlay)")
     from tqdm import tqdm
 
     failed = 0
@@ -74,13 +77,12 @@ def run(args) -> int:
             continue
         written = None
         if overlay_dir:
-            import cv2
-
-            from vision.draw import draw_legend, draw_reading
-
-            written = overlay_dir / (Path(photo).stem + "_overlay.jpg")
-            cv2.imwrite(str(written), draw_legend(draw_reading(reading.flattened, reading), reading),
-                        [cv2.IMWRITE_JPEG_QUALITY, 90])
+            try:
+                written = _write_overlay(overlay_dir, photo, reading)
+            except TtrError as e:
+                failed += 1
+                _emit_error(args, photo, str(e), say)
+                continue
         if args.json:
             say(json.dumps(reading.to_dict(), ensure_ascii=False))
             if written:  # (stdout stays JSON Lines)
@@ -88,6 +90,29 @@ def run(args) -> int:
         else:
             say(summary(reading) + (f"\n  overlay: {written}" if written else ""))
     return 1 if failed else 0
+
+
+def overlay_name(photo: str) -> str:
+    """`<photo's stem>_overlay.jpg`, the stem cut so that the name fits in 255 bytes."""
+    stem = Path(photo).stem
+    while stem and len(os.fsencode(stem + "_overlay.jpg")) > 255:
+        stem = stem[:-1]
+    return stem + "_overlay.jpg"
+
+
+def _write_overlay(overlay_dir: Path, photo: str, reading) -> Path:
+    """The flattened board with the reading and a legend drawn, written atomically."""
+    import cv2
+
+    from scoring.errors import TtrError
+    from scoring.files import atomic_write
+    from vision.draw import draw_legend, draw_reading
+
+    ok, jpg = cv2.imencode(".jpg", draw_legend(draw_reading(reading.flattened, reading), reading),
+                           [cv2.IMWRITE_JPEG_QUALITY, 90])
+    if not ok:
+        raise TtrError("cannot encode the overlay image")
+    return atomic_write(overlay_dir / overlay_name(photo), jpg.tobytes())
 
 
 def _emit_error(args, photo: str, message: str, say=print) -> None:
