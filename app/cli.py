@@ -21,6 +21,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "template": ("calibration.cli_template", "measure or check the board template"),
     "train": ("models.train", "train the space classifier and export it to ONNX"),
     "app": ("app.launch", "start the Streamlit app"),
+    "history": ("app.history", "list the games the app kept (or delete one)"),
 }
 
 

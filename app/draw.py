@@ -57,11 +57,11 @@ def board_canvas(width: int = 1200) -> np.ndarray:
 
 
 def draw_tracks(scene: np.ndarray, owners: Mapping[int, str | None], doubtful: Iterable[int] = (),
-                selected: int | None = None, fill: float = 0.72) -> np.ndarray:
+                selected: int | None = None, fill: float = 0.72, set_aside: Iterable[int] = ()) -> np.ndarray:
     """Each owned track's spaces in its owner's colour: filled at opacity `fill` (low on a photo,
     so the cars stay visible to compare) inside a bold outline of that colour; doubtful tracks
-    ringed in magenta and marked "?"; the selected track ringed in cyan. Unowned spaces get a
-    faint outline so they can be found and tapped."""
+    ringed in magenta and marked "?", tracks the rules set aside marked "!"; the selected track
+    ringed in cyan. Unowned spaces get a faint outline so they can be found and tapped."""
     tpl = _template_for(scene)
     thick = max(1, round(scene.shape[1] / 600))
     tinted = scene.copy()
@@ -79,9 +79,10 @@ def draw_tracks(scene: np.ndarray, owners: Mapping[int, str | None], doubtful: I
                 cv2.polylines(out, [_px(quad)], True, OWNER_BGR[owner], 2 * thick, cv2.LINE_AA)
             else:
                 cv2.polylines(out, [_px(quad)], True, (235, 235, 235), 1, cv2.LINE_AA)
-    for tid in doubtful:
+    aside = set(set_aside)
+    for tid in set(doubtful) | aside:
         _ring(out, tpl.tracks[tid].spaces, DOUBT_BGR, 2 * thick + 1)
-        _badge(out, "?", tpl.tracks[tid].spaces.mean(axis=(0, 1)), scene.shape[1])
+        _badge(out, "!" if tid in aside else "?", tpl.tracks[tid].spaces.mean(axis=(0, 1)), scene.shape[1])
     if selected is not None:
         spaces = tpl.tracks[selected].spaces
         _ring(out, spaces, (0, 0, 0), 6 * thick + 3)

@@ -1,15 +1,24 @@
 """What the page holds between reruns, and its conversions to and from the project's libraries.
 
 Pure Python (no Streamlit), so the tests can hold every hand-off: the page keeps a `TableState`
-(setup, owner of each track, tickets, score-track markers) and asks `scoring` for everything
-that is a rule. Ticket keys are "A – B" strings in the board data's city order.
+(setup, owner of each track, tickets, score-track markers, undo steps, tickets set aside by a
+variant switch) and a `PhotoCheck` (what the photo reader said about each track, in words), and
+asks `scoring` for everything that is a rule. Ticket keys are "A – B" strings in the board data's
+city order. Both convert to and from plain JSON, which is what `app.history` saves.
+
+Doubt in words: the reader (`vision.reading.TrackReading`) gives a confidence, a doubtful flag and
+per-space class probabilities, but no reason. `track_check` derives the reason shown here from
+what it does give: the next likeliest owner from the spaces' evidence and how far behind it is,
+and whether the cars share the track's printed colour (where the reader asks for 99.9 %, so a
+track can be doubtful at 99 %).
 """
 from __future__ import annotations
 
+import base64
 import csv
 import io
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
@@ -67,6 +76,15 @@ def _side(track_id: int, other_id: int) -> str:
     return "left" if dx < 0 else "right"
 
 
+@dataclass(frozen=True)
+class Step:
+    """One change of one track's owner, for undo."""
+
+    track_id: int
+    before: str | None
+    after: str | None
+
+
 @dataclass
 class TableState:
     """Everything a person has entered or corrected, as plain values."""
@@ -78,6 +96,20 @@ class TableState:
     owners: dict[int, str | None] = field(default_factory=dict)  # track id -> player colour
     tickets: dict[str, list[str]] = field(default_factory=dict)  # colour -> ticket keys
     score_track: dict[str, int | None] = field(default_factory=dict)
+    steps: list[Step] = field(default_factory=list)  # owner changes, oldest first (undo pops the last)
+    set_aside_tickets: dict[str, list[str]] = field(default_factory=dict)  # colour -> keys not in this deck
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        d["owners"] = {str(k): v for k, v in self.owners.items()}
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict) -> "TableState":
+        d = dict(d)
+        d["owners"] = {int(k): v for k, v in d.get("owners", {}).items()}
+        d["steps"] = [Step(**s) for s in d.get("steps", [])]
+        return cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
 
     def claims(self) -> dict[str, list[int]]:
         """Track ids per player, every player present (a player may own none)."""
@@ -145,16 +177,316 @@ def player_rows(p: dict, variant: str) -> "list[tuple[str, int]]":
     return rows
 
 
-def score(tab: TableState):
-    """Score what is on the page: (`scoring.game.Game`, `ScoreSheet.to_dict()`). Raises TtrError
-    (one line) when the claims break a rule (e.g. more than 45 trains)."""
+@dataclass
+class Scored:
+    """What the results show: the game as scored (held to the rules), its sheet, and what the
+    rules made the page set aside (`scoring.review`, the rule `ttr score` uses too)."""
+
+    game: object  # scoring.game.Game, legal: `ttr tally` scores its file the same
+    sheet: dict  # ScoreSheet.to_dict()
+    review: object  # scoring.review.Review
+
+
+def score(tab: TableState, photo: "PhotoCheck | None" = None) -> Scored:
+    """Score what is on the page. Claims that break a rule (more than 45 trains, both tracks of
+    a double) do not stop it: `scoring.review.hold_to_rules` sets the least sure aside (the photo's
+    confidence; a track a person gave an owner counts as sure) and the rest is scored."""
     from scoring.game import Game
+    from scoring.review import hold_to_rules
     from scoring.score import score_game
 
-    game = Game.from_claims(tab.variant, tab.claims(), tickets=tab.ticket_pairs(),
+    sure: dict[int, float] = {}
+    if photo is not None:
+        for t in photo.tracks:
+            if tab.owners.get(t.track_id) == t.owner:
+                sure[t.track_id] = t.confidence
+    claims = tab.claims()
+    review = hold_to_rules(claims, sure, tickets=tab.ticket_pairs(), n_players=len(claims))
+    game = Game.from_claims(tab.variant, review.claims, tickets=review.tickets,
                             score_track=tab.markers(), ticket_values=tab.ticket_values,
                             names={c: n.strip()[:40] for c, n in tab.names.items() if (n or "").strip()})
-    return game, score_game(game).to_dict()
+    return Scored(game, score_game(game).to_dict(), review)
+
+
+# ---------------------------------------------------------------------------------------------
+# The photo's reading, as the page keeps it (and saves it)
+
+OWNER_CLASSES = (None, "red", "blue", "green", "yellow", "black")  # vision.reading.SPACE_CLASSES order
+TEMPERATURE = 2.0  # as vision.decide tempers summed space evidence (spaces are not independent)
+
+
+@dataclass(frozen=True)
+class TrackCheck:
+    """What the photo says about one track, with the page's reason in words."""
+
+    track_id: int
+    owner: str | None
+    confidence: float  # the reader's, for `owner`
+    doubtful: bool  # the reader's mark
+    evidence: tuple[float, ...]  # P(nobody, red, blue, green, yellow, black) from the spaces alone
+    reason: str = ""  # why it is doubtful, for a player ("" when it is not)
+
+    def chance(self, owner: str | None) -> float:
+        return self.evidence[OWNER_CLASSES.index(owner)]
+
+
+@dataclass
+class PhotoCheck:
+    """A photo's reading kept by the page: per track, the reader's owner, confidence, mark and
+    the reason in words; the warnings; the flattened board as JPEG (for drawing on)."""
+
+    image: str
+    tracks: list[TrackCheck]
+    warnings: list[str]
+    elapsed_ms: float
+    board_jpeg: bytes = b""
+
+    @property
+    def doubtful(self) -> list[TrackCheck]:
+        return [t for t in self.tracks if t.doubtful]
+
+    def owners(self) -> dict[int, str | None]:
+        return {t.track_id: t.owner for t in self.tracks}
+
+    def to_json(self, with_image: bool = False) -> dict:
+        d = {"image": self.image, "warnings": self.warnings, "elapsed_ms": self.elapsed_ms,
+             "tracks": [asdict(t) for t in self.tracks]}
+        if with_image:
+            d["board_jpeg"] = base64.b64encode(self.board_jpeg).decode()
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict, board_jpeg: bytes | None = None) -> "PhotoCheck":
+        jpeg = board_jpeg if board_jpeg is not None else base64.b64decode(d.get("board_jpeg", ""))
+        return cls(d["image"], [TrackCheck(**{**t, "evidence": tuple(t["evidence"])}) for t in d["tracks"]],
+                   list(d.get("warnings", [])), float(d.get("elapsed_ms", 0.0)), jpeg)
+
+
+def evidence(space_probs) -> tuple[float, ...]:
+    """P(owner) over OWNER_CLASSES from a track's per-space class probabilities, summed in log
+    and tempered as the reader does (no rules, no priors: what the spaces alone say)."""
+    ll = np.log(np.clip(np.asarray(space_probs, float), 1e-6, 1.0)).sum(axis=0) / TEMPERATURE
+    p = np.exp(ll - ll.max())
+    return tuple(float(v) for v in p / p.sum())
+
+
+def who(owner: str | None) -> str:
+    return owner or "nobody"
+
+
+def track_check(t, board_track: Track) -> TrackCheck:
+    """A `vision.reading.TrackReading` as the page keeps it, with the reason it is doubtful."""
+    ev = evidence(t.space_probs)
+    check = TrackCheck(t.track_id, t.owner, float(t.confidence), bool(t.doubtful), ev)
+    return TrackCheck(**{**asdict(check), "evidence": ev, "reason": doubt_reason(check, board_track)})
+
+
+def runner_up(t: TrackCheck) -> tuple[str | None, float]:
+    """The likeliest owner other than the one read, by the spaces' evidence."""
+    others = [(p, o) for o, p in zip(OWNER_CLASSES, t.evidence) if o != t.owner]
+    p, o = max(others, key=lambda x: x[0])
+    return o, p
+
+
+def doubt_reason(t: TrackCheck, track: Track) -> str:
+    """Why a track is marked doubtful, in a player's words; the number shown is the one the
+    mark was decided on."""
+    if not t.doubtful:
+        return ""
+    alt, p_alt = runner_up(t)
+    own_colour = track.color in OWNER_CLASSES and t.owner in (None, track.color) and alt in (None, track.color)
+    if own_colour:
+        return (f"{track.color.capitalize()} cars on a {track.color} track are hard to tell from the print: "
+                f"read as {who(t.owner)} ({t.confidence:.0%}), but for such a track the reader asks for 99.9 %. "
+                f"Look whether {track.color} cars are there.")
+    if p_alt >= 0.02:
+        return (f"Read as {who(t.owner)} ({t.confidence:.0%}); it could be {who(alt)} "
+                f"({p_alt:.0%} by the photo). Look at it.")
+    return (f"Read as {who(t.owner)}, only {t.confidence:.0%} sure (the reader asks for 90 %): the rules "
+            "or a close neighbour weighed in. Look at it.")
+
+
+def photo_check(reading, board_jpeg: bytes = b"") -> PhotoCheck:
+    """A `vision.reading.Reading` as the page keeps it."""
+    tracks = load_board().tracks
+    return PhotoCheck(reading.image, [track_check(t, tracks[t.track_id]) for t in reading.tracks],
+                      list(reading.warnings), float(reading.elapsed_ms), board_jpeg)
+
+
+# ---------------------------------------------------------------------------------------------
+# Undo and the variant switch
+
+def change_owner(tab: TableState, track_id: int, owner: str | None) -> bool:
+    """Give a track to `owner` (None: nobody), remembered as one undo step. False if no change."""
+    before = tab.owners.get(track_id)
+    if before == owner:
+        return False
+    tab.owners[track_id] = owner
+    tab.steps.append(Step(track_id, before, owner))
+    return True
+
+
+def undo(tab: TableState) -> Step | None:
+    """Take back the last owner change; returns it (None when there is nothing to undo)."""
+    if not tab.steps:
+        return None
+    step = tab.steps.pop()
+    tab.owners[step.track_id] = step.before
+    return step
+
+
+def switch_variant(tab: TableState, variant: str) -> dict[str, list[str]]:
+    """Change the variant keeping every ticket that is in the new deck; those that are not are
+    set aside (and come back when a deck that has them is chosen again). Returns the tickets set
+    aside by this switch, per colour."""
+    keys = {ticket_key(t) for t in deck(variant)}
+    moved: dict[str, list[str]] = {}
+    for c in set(tab.tickets) | set(tab.set_aside_tickets):
+        held = list(tab.tickets.get(c, []))
+        aside = list(tab.set_aside_tickets.get(c, []))
+        back = [k for k in aside if k in keys and k not in held]
+        out = [k for k in held if k not in keys]
+        tab.tickets[c] = [k for k in held if k in keys] + back
+        tab.set_aside_tickets[c] = [k for k in aside if k not in back] + out
+        if not tab.set_aside_tickets[c]:
+            del tab.set_aside_tickets[c]
+        if out:
+            moved[c] = out
+    tab.variant = variant
+    values = VARIANTS[variant].ticket_values
+    if tab.ticket_values not in values:
+        tab.ticket_values = values[0]
+    return moved
+
+
+# ---------------------------------------------------------------------------------------------
+# The score track as a check on the reading
+
+@dataclass(frozen=True)
+class Fix:
+    """A change of one track that would make a player's marker agree with the route points."""
+
+    track_id: int
+    owner: str | None  # the owner it would get
+    was: str | None
+    chance: float  # how likely the photo finds that owner (the spaces' evidence), 0 without a photo
+    doubtful: bool  # the reader marked the track doubtful
+    all_agree: bool  # with it, every marker entered agrees
+
+
+@dataclass(frozen=True)
+class MarkerHint:
+    color: str
+    reported: int
+    expected: int
+    fixes: tuple[Fix, ...]  # likeliest first
+
+
+LAP = 100  # the score track runs 0..99 and markers lap it (scoring.score.SCORE_TRACK_LAP)
+
+
+def _route_points(length: int) -> int:
+    from scoring.rules import route_points
+
+    return route_points(length)
+
+
+def marker_hints(tab: TableState, photo: PhotoCheck | None = None, max_fixes: int = 3) -> list[MarkerHint]:
+    """For each player whose marker disagrees with their route points: which single track, given
+    to them or taken from them, would close the gap (a lap of 100 allowed). With a photo, only
+    changes it finds plausible (doubtful tracks, or ones whose evidence gives the new owner at
+    least 1 %), likeliest first; a change that makes another player's entered marker disagree
+    is left out. `all_agree` says when every entered marker then agrees."""
+    board = load_board()
+    claims = tab.claims()
+    points = {c: sum(_route_points(board.tracks[i].length) for i in ids) for c, ids in claims.items()}
+    markers = tab.markers()
+
+    def agrees(c: str, pts: int) -> bool:
+        return c not in markers or markers[c] % LAP == pts % LAP
+
+    checks = {t.track_id: t for t in photo.tracks} if photo else {}
+    hints = []
+    for c, m in markers.items():
+        if agrees(c, points.get(c, 0)):
+            continue
+        fixes = []
+        for t in board.tracks:
+            was = tab.owners.get(t.id)
+            pts = _route_points(t.length)
+            if was == c:
+                options = [o for o in [None] + list(claims) if o != c]
+                change = {c: -pts}
+            else:
+                other = board.double_of(t)
+                if other is not None and tab.owners.get(other.id) == c:
+                    continue  # a player holds one track of a double
+                options = [c]
+                change = {c: pts} | ({was: -pts} if was else {})
+            for new in options:
+                delta = dict(change)
+                if was == c and new:
+                    delta[new] = delta.get(new, 0) + pts
+                if not agrees(c, points.get(c, 0) + delta[c]):
+                    continue
+                others = [o for o in delta if o != c]
+                if any(o in markers and agrees(o, points.get(o, 0)) and not agrees(o, points.get(o, 0) + delta[o])
+                       for o in others):
+                    continue  # it would break a marker that agrees now
+                check = checks.get(t.id)
+                chance = check.chance(new) if check else 0.0
+                doubtful = bool(check and check.doubtful)
+                if photo is not None and not doubtful and chance < 0.01:
+                    continue
+                new_points = {o: points.get(o, 0) + delta.get(o, 0) for o in set(points) | set(delta)}
+                all_agree = all(agrees(o, new_points.get(o, 0)) for o in markers)
+                fixes.append(Fix(t.id, new, was, chance, doubtful, all_agree))
+        fixes.sort(key=lambda f: (not f.all_agree, not f.doubtful, -f.chance, track_label(board.tracks[f.track_id])))
+        hints.append(MarkerHint(c, m, points.get(c, 0), tuple(fixes[:max_fixes])))
+    return hints
+
+
+def fix_text(f: Fix, tab: TableState) -> str:
+    t = load_board().tracks[f.track_id]
+    pts = _route_points(t.length)
+    move = (f"give {track_label(t)} to {tab.display_name(f.owner)}" if f.owner and not f.was
+            else f"{track_label(t)} is {tab.display_name(f.owner)}'s, not {tab.display_name(f.was)}'s" if f.owner
+            else f"{track_label(t)} is nobody's (take it from {tab.display_name(f.was)})")
+    why = []
+    if f.doubtful:
+        why.append("the photo marked it doubtful")
+    if f.chance:
+        why.append(f"the photo gives it {f.chance:.0%}")
+    return f"{move[0].upper()}{move[1:]}: {pts} points" + (f" ({'; '.join(why)})" if why else "")
+
+
+# ---------------------------------------------------------------------------------------------
+# The ranking
+
+@dataclass(frozen=True)
+class Place:
+    place: int  # 1 = winner(s); tied totals share a place
+    color: str
+    name: str
+    total: int
+    note: str  # what decided it, for the winners; "" otherwise
+
+
+def ranking(sheet: dict, tab: TableState) -> list[Place]:
+    """Players by total (highest first); the winners first and together, with what decided it."""
+    winners = sheet["winners"]
+    players = sorted(sheet["players"], key=lambda p: (p["color"] not in winners, -p["total"]))
+    out, place, last = [], 0, None
+    for n, p in enumerate(players, 1):
+        key = (p["color"] in winners, p["total"])
+        if key != last:
+            place, last = n, key
+        note = ""
+        if p["color"] in winners:
+            note = {"points": "", "completed tickets": "more tickets done",
+                    "longest path card": "Longest Path card", "shared": "shared win"}.get(sheet["decided_by"], "")
+        out.append(Place(place, p["color"], tab.display_name(p["color"]), p["total"], note))
+    return out
 
 
 DECIDED = {
