@@ -56,7 +56,6 @@ ZOOM = {"whole": ("Whole board", 0.0, 1.0), "west": ("West", 0.0, 0.45),
 DOT = {"red": ":red[●]", "blue": ":blue[●]", "green": ":green[●]", "yellow": ":orange[●]", "black": "●",
        None: ":gray[○]"}
 HTML_DOT = {"red": "#d62828", "blue": "#1d6fcf", "green": "#2d9a3c", "yellow": "#f2c200", "black": "#222"}
-UNCERTAIN_OUTLINE = "the board's outline or turn is uncertain"
 CSS = """
 <style>
 .block-container {max-width: 1000px; padding-top: 2.2rem;}
@@ -227,22 +226,6 @@ def saved_calibration() -> str | None:
     return str(CALIBRATION_DIR) if (CALIBRATION_DIR / "calibration.json").exists() else None
 
 
-def outline_confirmed(reading) -> bool:
-    """The reader found the board's own spaces where the corners put them (within 1.5 mm on
-    average): then a warning that the outline is uncertain contradicts what was measured."""
-    import numpy as np
-
-    from calibration.template import load_template
-
-    if reading.space_quads_px is None:
-        return False
-    expected = np.concatenate([t.spaces for t in load_template().tracks]) * reading.px_per_mm
-    if expected.shape != reading.space_quads_px.shape:
-        return False
-    off_mm = np.linalg.norm(reading.space_quads_px - expected, axis=-1) / reading.px_per_mm
-    return float(off_mm.mean()) < 1.5
-
-
 def board_jpeg(flattened) -> bytes:
     import cv2
 
@@ -275,8 +258,6 @@ def read_photo(name: str, data: bytes) -> None:
                 ss["photo_error"] = msg if msg.startswith(name) else f"{name}: {msg}"
                 return
         reading.image = name
-        if outline_confirmed(reading):
-            reading.warnings = [w for w in reading.warnings if not w.startswith(UNCERTAIN_OUTLINE)]
         photo = S.photo_check(reading, board_jpeg(reading.flattened))
         status.update(label=f"Read {name} in {time.perf_counter() - t0:.1f} s", state="complete")
     ss["photo_check"] = photo
@@ -603,11 +584,9 @@ if have_board:
                 st.caption(f"Not counted: {s.reason}")
         if photo is not None:
             t = photo.tracks[tid]
-            if t.doubtful:
-                said = f"Doubtful. {t.reason}"
-            else:
-                said = f"The photo reads {S.who(t.owner)} ({t.confidence:.0%} sure)."
-            st.caption(("Corrected: " if current != t.owner else "") + said)
+            said = (f"Doubtful: {t.reason}" if t.doubtful
+                    else f"The photo reads {S.who(t.owner)} ({t.confidence:.0%} sure).")
+            st.caption(("Corrected. As read: " if current != t.owner else "") + said)
     u1, u2 = st.columns(2)
     steps = ss["steps"]
     if steps:
