@@ -2,6 +2,11 @@
 
     ttr template measure FLATTENED_EMPTY.jpg --out FILE.json [--report]
     ttr template overlay FLATTENED.jpg [--template FILE] --out OVERLAY.png [--check]
+    ttr template printed FLATTENED_EMPTY.jpg --out FILE.npz
+
+`printed` measures the board's printed look (SIFT features and the city dots' centres) that the
+locator matches photos against and checks outlines by; the packaged one is
+`calibration/data/usa_printed.npz`.
 
 A flattened photo is the board warped to its outer corners (any size with the board's 795:525
 proportions, e.g. 1500 x 990). OpenCV is imported inside `run` so `ttr --help` stays fast.
@@ -19,6 +24,9 @@ def add_arguments(parser):
     m.add_argument("photo", help="flattened photo of the EMPTY board (warped to its outer corners)")
     m.add_argument("--out", required=True, help="template JSON file to write")
     m.add_argument("--debug", help="also write a picture of what was detected to this PNG")
+    p = sub.add_parser("printed", help="measure the printed look the locator finds and checks the board by")
+    p.add_argument("photo", help="flattened photo of the EMPTY board (warped to its outer corners)")
+    p.add_argument("--out", required=True, help="reference .npz file to write")
     o = sub.add_parser("overlay", help="draw the template over a flattened board photo")
     o.add_argument("photo", help="flattened photo of the board (warped to its outer corners)")
     o.add_argument("--template", help="template JSON file (default: the packaged USA template)")
@@ -59,6 +67,18 @@ def run(args) -> int:
         print(result.summary())
         if args.debug:
             _write_image(args.debug, draw_measurement(image, result))
+        return 0
+    if args.action == "printed":
+        from vision.locate.printed import measure_reference
+
+        template = load_template(args.template if hasattr(args, "template") else None)
+        try:
+            ref = measure_reference(image, template.cities)
+        except ValueError as e:
+            raise TtrError(f"{args.photo}: {e}") from None
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        ref.save(args.out)
+        print(f"wrote {args.out}: {len(ref.keypoints_mm)} features, {len(ref.dots_mm)} city dots")
         return 0
     from calibration.measure import check_alignment, draw_template
 

@@ -1,12 +1,12 @@
-"""Find the board in a photo: its four outer corners, in the board's own order, and its turn.
+"""The board's outline by colour: the red-brown score-track band against whatever lies around it.
 
-In: a photo, BGR uint8, any size (as `vision.image_io.load_photo` gives it).
-Out: `vision.reading.BoardLocation`: corners in the photo's pixels, board order TL, TR, BR, BL (the
-board's top-left is the score-track corner "20", its bottom-left "0/100"), the board's clockwise
-turn in the photo rounded to 0/90/180/270, a confidence and photo-quality warnings.
-Raises `BoardNotFound` when no board is there, `BoardCutOff` when the frame cuts into the map.
+In: the photo (BGR uint8) and a reduced copy (`rectify.shrink`). Out: `find_outline` gives the best
+`Outline` (corners in photo pixels, clockwise on screen, any start, and how well its sides fit), or
+None; it raises `BoardCutOff` when the frame cuts into the board. `board_order` then says which
+corner is the board's top-left. Nothing here is trusted alone: `vision.locate` checks every outline
+by the city dots before it is read.
 
-How (classical, about 1000 px on the long side for the search, full resolution for the edges):
+How (about 1000 px on the long side for the search, full resolution for the edges):
 1. Candidate quadrilaterals, likeliest first: the score track is a dark red-brown band all round
    the board, so red-brown pixels (three colour limits, from tight to loose) are grouped into
    blobs; the four straight outline runs with most support (Hough lines) that wrap the blobs give
@@ -23,9 +23,8 @@ How (classical, about 1000 px on the long side for the search, full resolution f
 3. When three sides fit and one does not (a band washed out by side light), the fourth is slid
    along its neighbours to where the strip inside looks most like the band of the other three.
 4. Which corner is the board's top-left: the quad is flattened both ways round and scored by the
-   36 city dots (copper discs at known places, `scoring.board.load_board().cities`), the other
-   two orders being the same flattenings turned half round; the sides' proportions (795 x 525 mm)
-   break near-ties.
+   36 city dots, the other two orders being the same flattenings turned half round; the sides'
+   proportions (795 x 525 mm) break near-ties.
 """
 from __future__ import annotations
 
@@ -36,29 +35,15 @@ from functools import lru_cache
 import cv2
 import numpy as np
 
-from scoring.errors import TtrError
-from vision.reading import BoardLocation
-from vision.rectify import BOARD_MM, board_to_photo_homography, flatten, shrink
+from scoring.board import load_board
+from vision.locate.dots import dot_map
+from vision.locate.errors import CUT_OFF_MESSAGE, BoardCutOff
+from vision.rectify import BOARD_MM, flatten
 
-WORK_SIDE = 1000  # long side of the image the search runs on, pixels
 BAND_MM = 24.5  # width of the score-track band
 CORNER_SKIP = 0.07  # fraction of each side left out at both ends (light corner medallions)
 MIN_QUALITY = 0.15  # a board's worst side agrees at least this well (0..1.25)
 GOOD_QUALITY = 0.5  # a fit this clean ends the search
-MIN_DOT_SCORE = 0.01  # mean city-dot response at the best orientation, at least
-CUT_OFF_MESSAGE = ("the board is cut off by the photo's edge: take the photo again with the whole "
-                   "board in the frame")
-
-
-class BoardNotFound(TtrError):
-    """No Ticket to Ride board in the photo."""
-
-    def __init__(self, message: str = "no Ticket to Ride board found in the photo"):
-        super().__init__(message)
-
-
-class BoardCutOff(TtrError):
-    """The photo's edge cuts into the board too far to read it."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,17 +55,9 @@ class _Candidate:
     seen_quality: float = 1.0  # the worst side that is not the frame's edge (0 if under two)
 
 
-def locate_board(image_bgr: np.ndarray) -> BoardLocation:
-    """Find the board: corners (TL, TR, BR, BL of the board) in photo pixels, turn, confidence."""
-    img = np.asarray(image_bgr)
-    if img.ndim == 2:
-        img = cv2.cvtColor(img, cv2.COLOR_GRAY2BGR)
-    if img.ndim != 3 or img.shape[2] < 3 or min(img.shape[:2]) < 32:
-        raise BoardNotFound()
-    img = img[:, :, :3]
-    h, w = img.shape[:2]
-    small, scale = shrink(img, WORK_SIDE)
-
+def find_outline(img: np.ndarray, small: np.ndarray, scale: float) -> _Candidate | None:
+    """The best-fitting outline (photo pixels of `img`; `small` = `img` shrunk by `scale`), or None
+    when no candidate fits well enough. Raises `BoardCutOff` when the best fits run into the frame."""
     best, cut_seen, tried = None, False, []
     # The warm-light candidates only when no other candidate fits well enough to be kept.
     candidates = itertools.chain(
@@ -114,38 +91,28 @@ def locate_board(image_bgr: np.ndarray) -> BoardLocation:
             if best.quality >= GOOD_QUALITY:
                 break
     if best is None:
-        raise BoardNotFound()
-    if cut_seen and best.quality < GOOD_QUALITY:
+        return None
+    if (cut_seen and best.quality < GOOD_QUALITY) or (best.cut_off and best.quality >= MIN_QUALITY):
         raise BoardCutOff(CUT_OFF_MESSAGE)
     if best.quality < MIN_QUALITY:
-        raise BoardNotFound()
-    if best.cut_off:
-        raise BoardCutOff(CUT_OFF_MESSAGE)
-
-    q_small = (best.corners + 0.5) * scale - 0.5
-    order, orient_conf, dot_score = _board_order(small, q_small)
-    corners = np.roll(best.corners, -order, axis=0)
-    if dot_score < MIN_DOT_SCORE:
-        raise BoardNotFound()
-
-    warnings = _frame_check(corners, (w, h))
-    if best.quality < GOOD_QUALITY or orient_conf < 0.5:
-        warnings.append("the board's outline or turn is uncertain: check the corners (or retake the photo "
-                        "from above, in even light)")
-    orientation = _orientation_of(corners)
-    confidence = float(np.clip(min(orient_conf, best.quality / 0.8), 0.0, 1.0))
-    loc = BoardLocation(corners_xy=corners.astype(np.float64), orientation=orientation,
-                        confidence=confidence, warnings=tuple(warnings))
-    from vision.quality import board_warnings
-
-    extra = [m for m in board_warnings(img, loc.corners_xy, small, scale) if m not in warnings]
-    return dataclasses.replace(loc, warnings=tuple(warnings + extra))
+        return None
+    return best
 
 
-def scale_location(location: BoardLocation, factor: float) -> BoardLocation:
-    """The same location in an image `factor` times larger (e.g. after `load_photo(reduce=2)`)."""
-    c = (np.asarray(location.corners_xy, dtype=np.float64) + 0.5) * factor - 0.5
-    return dataclasses.replace(location, corners_xy=c)
+def board_order(small: np.ndarray, scale: float, corners: np.ndarray) -> np.ndarray:
+    """`corners` (photo pixels, clockwise on screen, any start) rolled to the board's own order
+    TL, TR, BR, BL, by the city dots."""
+    order, _, _ = _board_order(small, (corners + 0.5) * scale - 0.5)
+    return np.roll(corners, -order, axis=0)
+
+
+def refine_sides(img: np.ndarray, corners: np.ndarray) -> _Candidate | None:
+    """The outline's four sides refitted to the band's outer edge (order kept), or None."""
+    try:
+        cand = _refine(img, corners)
+        return _refine(img, cand.corners, second=True)
+    except _Reject:
+        return None
 
 
 # ---------------------------------------------------------------- 1-2: coarse quadrilaterals
@@ -775,33 +742,8 @@ def _robust_line(P: np.ndarray, tol: float):
 
 @lru_cache(maxsize=1)
 def _city_mm() -> np.ndarray:
-    from scoring.board import load_board
-
     b = load_board()
     return np.array([[c.x * BOARD_MM[0], c.y * BOARD_MM[1]] for c in b.cities.values()])
-
-
-def _copper_luts():
-    """Per-channel weights (HSV, OpenCV ranges) of 'copper-ness', as lookup tables."""
-    h = np.arange(256, dtype=np.float32)
-    hue = (h + 12) % 180  # copper-red sits round hue 12 after the shift
-    lut_h = np.clip(1 - np.abs(hue - 24) / 14, 0, 1)
-    lut_s = np.clip((h / 255 - 0.25) / 0.4, 0, 1)
-    lut_v = np.clip((h / 255 - 0.15) / 0.3, 0, 1)
-    return lut_h, lut_s, lut_v
-
-
-_COPPER_LUTS = _copper_luts()
-
-
-def dot_map(flat_bgr: np.ndarray, px_per_mm: float) -> np.ndarray:
-    """Response to small copper discs (the city dots): copper-ness, disc minus its surround."""
-    hsv = cv2.cvtColor(flat_bgr, cv2.COLOR_BGR2HSV)
-    lut_h, lut_s, lut_v = _COPPER_LUTS
-    copper = lut_h[hsv[:, :, 0]] * lut_s[hsv[:, :, 1]] * lut_v[hsv[:, :, 2]]
-    k1 = max(3, int(round(5.0 * px_per_mm)) | 1)
-    k2 = max(k1 + 2, int(round(13.0 * px_per_mm)) | 1)
-    return cv2.blur(copper, (k1, k1)) - cv2.blur(copper, (k2, k2))
 
 
 def _board_order(small: np.ndarray, q_small: np.ndarray):
@@ -832,29 +774,3 @@ def _board_order(small: np.ndarray, q_small: np.ndarray):
     margin = total[best] - rest
     conf = float(np.clip(margin / 0.03, 0, 1))
     return best, conf, float(scores[best])
-
-
-def _orientation_of(corners: np.ndarray) -> int:
-    """Clockwise turn of the board in the photo, nearest of 0/90/180/270, from its top side."""
-    top = corners[1] - corners[0]
-    ang = np.degrees(np.arctan2(top[1], top[0]))  # y down: positive = clockwise
-    return int(round(ang / 90.0)) % 4 * 90
-
-
-# ---------------------------------------------------------------- frame checks
-
-def _frame_check(corners: np.ndarray, size_wh) -> list[str]:
-    """Warn when a board corner is outside the frame; raise when the frame cuts into the map."""
-    w, h = size_wh
-    H = board_to_photo_homography(corners)
-    # The map (everything inside the score track) must be in the frame to read the tracks.
-    m = BAND_MM
-    inner = np.array([[m, m], [BOARD_MM[0] - m, m], [BOARD_MM[0] - m, BOARD_MM[1] - m], [m, BOARD_MM[1] - m]])
-    pi = cv2.perspectiveTransform(inner.reshape(-1, 1, 2), H).reshape(-1, 2)
-    tol = 0.005 * max(w, h)
-    if np.any(pi[:, 0] < -tol) or np.any(pi[:, 0] > w - 1 + tol) or np.any(pi[:, 1] < -tol) or np.any(pi[:, 1] > h - 1 + tol):
-        raise BoardCutOff(CUT_OFF_MESSAGE)
-    out = (corners[:, 0] < -tol) | (corners[:, 0] > w - 1 + tol) | (corners[:, 1] < -tol) | (corners[:, 1] > h - 1 + tol)
-    if out.any():
-        return ["the board is partly outside the photo (a corner is cut off); keep the whole board in the frame"]
-    return []

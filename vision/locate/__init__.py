@@ -1,0 +1,180 @@
+"""Find the board in a photo, and refuse it rather than guess: its four outer corners in the board's
+own order, its turn, and how sure the outline is.
+
+In: a photo, BGR uint8, any size (as `vision.image_io.load_photo` gives it).
+Out: `vision.reading.BoardLocation`: corners in the photo's pixels, board order TL, TR, BR, BL (the
+board's top-left is the score-track corner "20", its bottom-left "0/100"), the clockwise turn
+rounded to 0/90/180/270, a confidence and photo-quality warnings. Raises `BoardNotFound` when no
+board is there or none is confirmed, `BoardMirrored` for a mirrored photo, `BoardCutOff` when the
+frame cuts into the map.
+
+The stages, each its own module:
+1. find (`outline`): the red-brown score-track band's outline by colour, refined to a fraction of
+   a pixel; cheap, and right on most tables;
+2. check (`dots`): the 36 city dots must sit where the print has them, on one homography. This
+   needs nothing from the table, so an outline the table fooled (checked cloth, red-brown wood,
+   a table edge) is caught, and so is one turned the wrong way round;
+3. find again (`printed`): when the colour outline is not confirmed, the board's print is matched
+   (SIFT features against the packaged reference of the empty board, MAGSAC), its sides refined
+   as in 1, and checked as in 2;
+4. choose: an outline the dots confirm and would move by less than `consistent_mm` stands as
+   found; else the dots' own correction of the best confirmed outline. Nothing confirmed: refused.
+The confidence says how far the dots would still move the reported outline (0 at 1 % of the
+board's diagonal) and how many of them agree.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import cv2
+import numpy as np
+
+from vision.locate import outline, printed
+from vision.locate.config import DotConfig, LocateConfig, MatchConfig
+from vision.locate.dots import DotCheck, check_outline, verified
+from vision.locate.errors import (CUT_OFF_MESSAGE, UNCONFIRMED_MESSAGE, BoardCutOff, BoardMirrored,
+                                  BoardNotFound)
+from vision.quality import board_warnings
+from vision.reading import BoardLocation
+from vision.rectify import BOARD_MM, board_to_photo_homography, shrink
+
+BAND_MM = outline.BAND_MM
+MSG_UNSURE = ("the board's outline is uncertain: check the corners (or retake the photo from above, "
+              "in even light)")
+
+__all__ = ["BoardCutOff", "BoardMirrored", "BoardNotFound", "DotConfig", "LocateConfig", "MatchConfig",
+           "locate_board", "scale_location"]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Found:
+    """One outline found, with the dots' verdict on it."""
+
+    corners_xy: np.ndarray  # (4, 2) photo pixels, board order
+    source: str  # "colour", "print" or "print, sides refined"
+    check: DotCheck
+
+
+def locate_board(image_bgr: np.ndarray, cfg: LocateConfig = LocateConfig()) -> BoardLocation:
+    """Find the board: corners (TL, TR, BR, BL of the board) in photo pixels, turn, confidence."""
+    img = np.asarray(image_bgr)
+    if img.ndim == 2:
+        img = cv2.cvtColor(img, cv2.COLOR_GRAY2BGR)
+    if img.ndim != 3 or img.shape[2] < 3 or min(img.shape[:2]) < 32:
+        raise BoardNotFound()
+    img = np.ascontiguousarray(img[:, :, :3])
+    h, w = img.shape[:2]
+    small, scale = shrink(img, cfg.work_side)
+    ref = printed.load_reference()
+
+    found: list[_Found] = []
+    cut_off = None
+    try:
+        cand = outline.find_outline(img, small, scale)
+    except BoardCutOff as e:
+        cand, cut_off = None, e
+    if cand is not None:
+        found.append(_check(small, scale, outline.board_order(small, scale, cand.corners), "colour", ref, cfg))
+    if not (found and _stands(found[0], cfg)):
+        found.extend(_by_print(img, small, scale, ref, cfg))
+
+    confirmed = [f for f in found if verified(f.check, cfg.dots)]
+    if not confirmed:
+        if cut_off is not None:
+            raise cut_off
+        if _mirrored(small, ref, cfg):
+            raise BoardMirrored()
+        raise BoardNotFound(UNCONFIRMED_MESSAGE) if found else BoardNotFound()
+    standing = [f for f in confirmed if _stands(f, cfg)]
+    if standing:
+        best = standing[0]  # sources come most precise first
+        corners = best.corners_xy
+        check = best.check
+    else:
+        # Every confirmed outline is off by more than the dots' scatter: the dots put it right.
+        best = max(confirmed, key=lambda f: (f.check.found, -f.check.rms_mm))
+        corners = best.check.corrected_xy
+        check = _check(small, scale, corners, "dots", ref, cfg).check
+
+    warnings = _frame_check(corners, (w, h))
+    confidence = _confidence(check, cfg)
+    if confidence < 0.5:
+        warnings.append(MSG_UNSURE)
+    warnings.extend(m for m in board_warnings(img, corners, small, scale) if m not in warnings)
+    return BoardLocation(corners_xy=corners.astype(np.float64), orientation=_orientation_of(corners),
+                         confidence=confidence, warnings=tuple(warnings))
+
+
+def scale_location(location: BoardLocation, factor: float) -> BoardLocation:
+    """The same location in an image `factor` times larger (e.g. after `load_photo(reduce=2)`)."""
+    c = (np.asarray(location.corners_xy, dtype=np.float64) + 0.5) * factor - 0.5
+    return dataclasses.replace(location, corners_xy=c)
+
+
+# ---------------------------------------------------------------- stages
+
+def _check(small, scale, corners_xy, source, ref, cfg) -> _Found:
+    """The dots' verdict on photo-pixel `corners_xy`, judged on `small`."""
+    c_small = (np.asarray(corners_xy, np.float64) + 0.5) * scale - 0.5
+    chk = check_outline(small, c_small, ref.dots_mm, cfg.dots)
+    corrected = (chk.corrected_xy + 0.5) / scale - 0.5
+    return _Found(np.asarray(corners_xy, np.float64), source, dataclasses.replace(chk, corrected_xy=corrected))
+
+
+def _stands(f: _Found, cfg: LocateConfig) -> bool:
+    return verified(f.check, cfg.dots) and f.check.correction_mm <= cfg.consistent_mm
+
+
+def _by_print(img, small, scale, ref, cfg) -> list[_Found]:
+    """Outlines from the board's print: the sides refined on the photo first, then as matched."""
+    m = printed.match_board(small, ref, cfg.match)
+    if m is None:
+        return []
+    corners = (m.corners_xy + 0.5) / scale - 0.5
+    out = []
+    refined = outline.refine_sides(img, corners)
+    if refined is not None:
+        out.append(_check(small, scale, refined.corners, "print, sides refined", ref, cfg))
+    out.append(_check(small, scale, corners, "print", ref, cfg))
+    return out
+
+
+def _mirrored(small, ref, cfg) -> bool:
+    """Whether the photo, mirrored, shows a board the dots confirm (a selfie camera's view)."""
+    flipped = np.ascontiguousarray(small[:, ::-1])
+    m = printed.match_board(flipped, ref, cfg.match)
+    if m is None:
+        return False
+    return verified(check_outline(flipped, m.corners_xy, ref.dots_mm, cfg.dots), cfg.dots)
+
+
+def _confidence(check: DotCheck, cfg: LocateConfig) -> float:
+    """0..1: 1 when the dots would not move the outline and nearly all agree; 0 at `bad_mm` or at
+    the fewest dots that still confirm a board."""
+    place = 1.0 - check.correction_mm / cfg.bad_mm
+    agree = (check.found - cfg.dots.min_verified) / max(0.85 * check.total - cfg.dots.min_verified, 1.0)
+    return float(np.clip(min(place, agree), 0.0, 1.0))
+
+
+def _orientation_of(corners: np.ndarray) -> int:
+    """Clockwise turn of the board in the photo, nearest of 0/90/180/270, from its top side."""
+    top = corners[1] - corners[0]
+    ang = np.degrees(np.arctan2(top[1], top[0]))  # y down: positive = clockwise
+    return int(round(ang / 90.0)) % 4 * 90
+
+
+def _frame_check(corners: np.ndarray, size_wh) -> list[str]:
+    """Warn when a board corner is outside the frame; raise when the frame cuts into the map."""
+    w, h = size_wh
+    H = board_to_photo_homography(corners)
+    # The map (everything inside the score track) must be in the frame to read the tracks.
+    m = BAND_MM
+    inner = np.array([[m, m], [BOARD_MM[0] - m, m], [BOARD_MM[0] - m, BOARD_MM[1] - m], [m, BOARD_MM[1] - m]])
+    pi = cv2.perspectiveTransform(inner.reshape(-1, 1, 2), H).reshape(-1, 2)
+    tol = 0.005 * max(w, h)
+    if np.any(pi[:, 0] < -tol) or np.any(pi[:, 0] > w - 1 + tol) or np.any(pi[:, 1] < -tol) or np.any(pi[:, 1] > h - 1 + tol):
+        raise BoardCutOff(CUT_OFF_MESSAGE)
+    out = (corners[:, 0] < -tol) | (corners[:, 0] > w - 1 + tol) | (corners[:, 1] < -tol) | (corners[:, 1] > h - 1 + tol)
+    if out.any():
+        return ["the board is partly outside the photo (a corner is cut off); keep the whole board in the frame"]
+    return []

@@ -1,0 +1,50 @@
+"""Every setting of the board locator's find-and-check stages, in one frozen tree.
+
+The colour outline (`outline.py`) keeps its colour limits beside the code that explains them; what
+decides between outlines, and when one is refused, lives here.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class DotConfig:
+    """Checking an outline by the 36 city dots (`dots.check_outline`)."""
+
+    px_per_mm: float = 2.0  # the flattening the dots are found on (a dot is ~10 mm across)
+    reach_mm: float = 14.0  # first round: how far from its place a dot is looked for
+    second_reach_mm: float = 4.0  # second round, on the outline the first put right
+    min_response: float = 0.08  # a dot's copper-disc response, at least (0..1)
+    inlier_mm: float = 2.5  # a dot agrees with the homography within this
+    min_fit: int = 8  # dots needed to fit a homography at all
+    # Verified: of 36 dots, a board seen the right way round puts 31-36 on one homography (the
+    # development photos, cars on the board or not); turned half round or mirrored, 5-11.
+    min_verified: int = 24
+    max_rms_mm: float = 1.8  # the right board: 0.5-1.0 mm
+
+
+@dataclass(frozen=True)
+class MatchConfig:
+    """Finding the board by its printed look (`printed.match_board`)."""
+
+    work_side: int = 800  # long side of the photo the features are found on, pixels
+    features: int = 2000  # SIFT features kept on the photo
+    ratio: float = 0.8  # Lowe's ratio test on the two nearest reference descriptors
+    ransac_px: float = 3.0  # MAGSAC threshold in work-image pixels
+    min_inliers: int = 25  # fewer and the match is not a board (a blank table: 0-10)
+
+
+@dataclass(frozen=True)
+class LocateConfig:
+    """How outlines are found, refined, checked and scored."""
+
+    work_side: int = 1000  # long side of the image the search and the checks run on, pixels
+    dots: DotConfig = field(default_factory=DotConfig)
+    match: MatchConfig = field(default_factory=MatchConfig)
+    # An outline the dots would move less than this (mean over its corners) stands as found; the
+    # dots' own scatter moves a right outline 1-3 mm on the development photos.
+    consistent_mm: float = 4.5
+    # The confidence falls to 0 when the dots would move the reported outline by this much: 1 % of
+    # the board's 950 mm diagonal, the outline error that misreads tracks.
+    bad_mm: float = 9.5

@@ -1,0 +1,141 @@
+"""The city dots: check an outline against the board's own print, and correct it.
+
+In: an image (BGR uint8) and a candidate outline in it (board order TL, TR, BR, BL).
+Out: `DotCheck`: how many of the 36 copper city dots sit where the printed board has them, how far
+the outline would have to move for them to sit there exactly, and that corrected outline.
+
+Why the dots: they are printed copper discs at known places on every copy of the board, inside the
+map, never covered by cars, and their layout has no symmetry (a board turned half round or seen in
+a mirror puts no more than a few of them on dots). So they say whether an outline is the board's,
+the right way round, without looking at the table at all; and their 36 centres pin a homography to
+about a millimetre wherever the outline came from. Their centres are those the same detector finds
+on the reference photo of the empty board (`printed.PrintedReference.dots_mm`), so the detector's
+own lean (light on one side of a disc) cancels.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from vision.locate.config import DotConfig
+from vision.rectify import board_corners_mm, board_to_photo_homography
+
+
+DOT_MM = 5.0  # the disc's inner part the response averages (a city dot is ~10 mm across)
+DOT_SURROUND_MM = 13.0  # the square it is compared with
+
+
+@dataclass(frozen=True)
+class DotCheck:
+    """What the city dots say of one outline."""
+
+    found: int  # dots agreeing with one homography (of `total`)
+    total: int
+    rms_mm: float  # their residual after that homography
+    correction_mm: float  # mean distance the board's corners move under it (0: the outline is exact)
+    corrected_xy: np.ndarray  # (4, 2) the outline that puts the dots where they belong
+
+    @property
+    def share(self) -> float:
+        return self.found / self.total if self.total else 0.0
+
+
+def _copper_luts():
+    """Per-channel weights (HSV, OpenCV ranges) of 'copper-ness', as lookup tables."""
+    h = np.arange(256, dtype=np.float32)
+    hue = (h + 12) % 180  # copper-red sits round hue 12 after the shift
+    lut_h = np.clip(1 - np.abs(hue - 24) / 14, 0, 1)
+    lut_s = np.clip((h / 255 - 0.25) / 0.4, 0, 1)
+    lut_v = np.clip((h / 255 - 0.15) / 0.3, 0, 1)
+    return lut_h, lut_s, lut_v
+
+
+_COPPER_LUTS = _copper_luts()
+
+
+def dot_map(flat_bgr: np.ndarray, px_per_mm: float) -> np.ndarray:
+    """Response to small copper discs (the city dots): copper-ness, disc minus its surround."""
+    hsv = cv2.cvtColor(flat_bgr, cv2.COLOR_BGR2HSV)
+    lut_h, lut_s, lut_v = _COPPER_LUTS
+    copper = lut_h[hsv[:, :, 0]] * lut_s[hsv[:, :, 1]] * lut_v[hsv[:, :, 2]]
+    k1 = max(3, int(round(DOT_MM * px_per_mm)) | 1)
+    k2 = max(k1 + 2, int(round(DOT_SURROUND_MM * px_per_mm)) | 1)
+    return cv2.blur(copper, (k1, k1)) - cv2.blur(copper, (k2, k2))
+
+
+def find_dots(image_bgr: np.ndarray, board_to_image: np.ndarray, px_per_mm: float, expected_mm: np.ndarray,
+              reach_mm: float, peak_mm: float = 2.5) -> tuple[np.ndarray, np.ndarray]:
+    """Each expected dot's strongest response within `reach_mm` of where it should be: (n, 2)
+    centres in board mm (weighted centroid of the peak's top half, to a fraction of a pixel) and
+    (n,) peak responses. `board_to_image` maps board mm to `image_bgr`'s pixels; only a window
+    round each dot is flattened (at `px_per_mm`), not the whole board."""
+    r = max(1, int(round(reach_mm * px_per_mm)))
+    k = max(1, int(round(peak_mm * px_per_mm)))
+    pad = int(round(DOT_SURROUND_MM * px_per_mm / 2)) + 1  # the surround the response subtracts
+    side = 2 * (r + pad) + 1
+    found = np.full((len(expected_mm), 2), np.nan)
+    peak = np.zeros(len(expected_mm))
+    s = 1.0 / px_per_mm
+    for i, (x, y) in enumerate(expected_mm):
+        # Window pixel (j, i) shows board point (x0 + (j + 0.5) s, y0 + (i + 0.5) s).
+        x0 = (round(x * px_per_mm - 0.5) - r - pad) * s
+        y0 = (round(y * px_per_mm - 0.5) - r - pad) * s
+        win_to_mm = np.array([[s, 0, x0 + 0.5 * s], [0, s, y0 + 0.5 * s], [0, 0, 1.0]])
+        patch = cv2.warpPerspective(image_bgr, board_to_image @ win_to_mm, (side, side),
+                                    flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE)
+        resp = dot_map(patch, px_per_mm)[pad:-pad, pad:-pad]
+        yy, xx = np.unravel_index(int(np.argmax(resp)), resp.shape)
+        ya, xa = max(yy - k, 0), max(xx - k, 0)
+        wt = np.clip(resp[ya:yy + k + 1, xa:xx + k + 1] - 0.5 * resp[yy, xx], 0, None)
+        if resp[yy, xx] <= 0 or wt.sum() <= 0:
+            continue
+        gy, gx = np.mgrid[ya:ya + wt.shape[0], xa:xa + wt.shape[1]]
+        cy, cx = (wt * gy).sum() / wt.sum() + pad, (wt * gx).sum() / wt.sum() + pad
+        found[i] = (x0 + (cx + 0.5) * s, y0 + (cy + 0.5) * s)
+        peak[i] = resp[yy, xx]
+    return found, peak
+
+
+def check_outline(image_bgr: np.ndarray, corners_xy, dots_mm: np.ndarray, cfg: DotConfig = DotConfig()) -> DotCheck:
+    """The city dots' verdict on an outline (photo pixels of `image_bgr`, board order).
+
+    Two rounds: the first looks for each dot within `cfg.reach_mm` (a coarse outline may be a
+    centimetre off), the second, on the outline the first put right, within `cfg.second_reach_mm`.
+    `correction_mm` is the first round's: how far the outline as given was from the dots.
+    """
+    corners = np.asarray(corners_xy, dtype=np.float64).reshape(4, 2)
+    total = len(dots_mm)
+    failed = DotCheck(0, total, float("inf"), float("inf"), corners)
+    correction, found, rms = None, 0, float("inf")
+    reach = cfg.reach_mm
+    for _ in range(2):
+        try:
+            seen, peak = find_dots(image_bgr, board_to_photo_homography(corners), cfg.px_per_mm, dots_mm, reach)
+        except (ValueError, cv2.error):
+            return failed
+        ok = peak > cfg.min_response
+        if ok.sum() < cfg.min_fit:
+            return failed if correction is None else DotCheck(0, total, float("inf"), correction, corners)
+        H, inl = cv2.findHomography(dots_mm[ok], seen[ok], cv2.RANSAC, cfg.inlier_mm)
+        if H is None or inl is None or inl.sum() < cfg.min_fit:
+            return failed if correction is None else DotCheck(0, total, float("inf"), correction, corners)
+        inl = inl.ravel().astype(bool)
+        H, _ = cv2.findHomography(dots_mm[ok][inl], seen[ok][inl], 0)  # least squares on the inliers
+        res = np.linalg.norm(cv2.perspectiveTransform(dots_mm[ok][inl].reshape(-1, 1, 2), H).reshape(-1, 2)
+                             - seen[ok][inl], axis=1)
+        found, rms = int(inl.sum()), float(np.sqrt(np.mean(res ** 2)))
+        moved = cv2.perspectiveTransform(board_corners_mm().reshape(-1, 1, 2), H).reshape(-1, 2)
+        if correction is None:
+            correction = float(np.mean(np.linalg.norm(moved - board_corners_mm(), axis=1)))
+        # The dots seen at board-frame point H(d) of this outline belong at d: compose.
+        corners = cv2.perspectiveTransform(board_corners_mm().reshape(-1, 1, 2),
+                                           board_to_photo_homography(corners) @ H).reshape(-1, 2)
+        reach = cfg.second_reach_mm
+    return DotCheck(found, total, rms, correction, corners)
+
+
+def verified(check: DotCheck, cfg: DotConfig = DotConfig()) -> bool:
+    """The dots confirm the board is there, the right way round: most of them on one homography."""
+    return check.found >= cfg.min_verified and check.rms_mm <= cfg.max_rms_mm

@@ -1,0 +1,29 @@
+"""Why a photo is refused before it is read: one-line messages a player can act on."""
+from __future__ import annotations
+
+from scoring.errors import TtrError
+
+CUT_OFF_MESSAGE = ("the board is cut off by the photo's edge: take the photo again with the whole "
+                   "board in the frame")
+UNCONFIRMED_MESSAGE = ("the board's outline could not be confirmed: retake the photo from above with the "
+                       "whole board in the frame")
+MIRRORED_MESSAGE = ("the photo is mirrored (as a front camera's selfie view shows it): turn mirroring off "
+                    "or use the back camera, and take it again")
+
+
+class BoardNotFound(TtrError):
+    """No Ticket to Ride board in the photo, or none whose outline the print confirms."""
+
+    def __init__(self, message: str = "no Ticket to Ride board found in the photo"):
+        super().__init__(message)
+
+
+class BoardCutOff(TtrError):
+    """The photo's edge cuts into the board too far to read it."""
+
+
+class BoardMirrored(BoardNotFound):
+    """The board is there, but seen in a mirror: its print reads backwards."""
+
+    def __init__(self, message: str = MIRRORED_MESSAGE):
+        super().__init__(message)

@@ -1,0 +1,140 @@
+"""Find the board by its printed look: SIFT features of the photo matched to a reference of the
+empty board, and one homography fitted robustly (MAGSAC).
+
+In: a photo (BGR uint8, reduced to `MatchConfig.work_side`), and the packaged reference
+(`calibration/data/usa_printed.npz`, made by `ttr template printed` from a flattened photo of the
+empty board). Out: `PrintedMatch`: the board's outer corners in the photo's pixels, board order
+TL, TR, BR, BL (so the turn comes with it), and how many features agreed; or None.
+
+Why: the board is a richly printed flat object, the same on every table. Matching its own print
+does not care whether the table is red-brown wood, black-and-white checks or stone, which is what
+fools an outline found by colour; 78 tracks covered by cars still leave 40-150 features of
+lettering, relief and the score track agreeing (the development photos). A different print of the
+board (e.g. the renderer's) matches nothing; the colour outline finds that one.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
+from importlib import resources
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from vision.locate.config import DotConfig, MatchConfig
+from vision.locate.dots import find_dots
+from vision.rectify import board_corners_mm, board_to_photo_homography, flatten
+
+REFERENCE_PX_PER_MM = 0.75  # the reference's features are found on the board at this scale
+REFERENCE_FEATURES = 3000
+
+
+@dataclass(frozen=True)
+class PrintedReference:
+    """The empty board's printed look: features in board millimetres, and its city dots."""
+
+    keypoints_mm: np.ndarray  # (n, 2) float32
+    descriptors: np.ndarray  # (n, 128) uint8, SIFT
+    dots_mm: np.ndarray  # (36, 2) float64: city-dot centres as `dots.find_dots` sees them, in `city_names` order
+    city_names: tuple[str, ...]
+
+    def __post_init__(self):
+        n = len(self.keypoints_mm)
+        if self.keypoints_mm.shape != (n, 2) or self.descriptors.shape != (n, 128):
+            raise ValueError("keypoints_mm must be (n, 2) and descriptors (n, 128)")
+        if self.dots_mm.shape != (len(self.city_names), 2) or not np.all(np.isfinite(self.dots_mm)):
+            raise ValueError("dots_mm must be one finite centre per city")
+
+    @cached_property
+    def matcher(self) -> cv2.FlannBasedMatcher:
+        """A FLANN index over the descriptors, built once per reference."""
+        m = cv2.FlannBasedMatcher(dict(algorithm=1, trees=4), dict(checks=48))
+        m.add([self.descriptors.astype(np.float32)])
+        m.train()
+        return m
+
+    def save(self, path: str | Path) -> None:
+        np.savez_compressed(path, keypoints_mm=self.keypoints_mm.astype(np.float32),
+                            descriptors=self.descriptors.astype(np.uint8), dots_mm=self.dots_mm,
+                            city_names=np.array(self.city_names))
+
+
+@dataclass(frozen=True)
+class PrintedMatch:
+    corners_xy: np.ndarray  # (4, 2) photo pixels, board order
+    inliers: int
+    matches: int
+
+
+def load_reference(path: str | Path | None = None) -> PrintedReference:
+    """The packaged reference, or one written by `PrintedReference.save`."""
+    if path is None:
+        return _packaged()
+    with np.load(path, allow_pickle=False) as z:
+        return PrintedReference(z["keypoints_mm"], z["descriptors"], z["dots_mm"].astype(np.float64),
+                                tuple(str(s) for s in z["city_names"]))
+
+
+@lru_cache(maxsize=1)
+def _packaged() -> PrintedReference:
+    with resources.as_file(resources.files("calibration").joinpath("data", "usa_printed.npz")) as p:
+        return load_reference(p)
+
+
+def measure_reference(flattened_bgr: np.ndarray, city_mm: dict[str, np.ndarray]) -> PrintedReference:
+    """The reference from a photo of the empty board flattened to its outer corners (any size with
+    the board's proportions): features at `REFERENCE_PX_PER_MM`, and each city's dot centre found
+    within 8 mm of the template's `city_mm`."""
+    img = np.asarray(flattened_bgr)
+    h, w = img.shape[:2]
+    corners = np.array([[0, 0], [w - 1, 0], [w - 1, h - 1], [0, h - 1]], np.float64)
+    grey = cv2.cvtColor(flatten(img, corners, px_per_mm=REFERENCE_PX_PER_MM), cv2.COLOR_BGR2GRAY)
+    kp, des = cv2.SIFT_create(nfeatures=REFERENCE_FEATURES).detectAndCompute(grey, None)
+    if des is None or len(kp) < 100:
+        raise ValueError("too few features: is this a flattened photo of the board?")
+    # Flattened pixel (u, v) shows board point ((u + 0.5) / ppm, (v + 0.5) / ppm).
+    pts = (np.array([k.pt for k in kp], np.float64) + 0.5) / REFERENCE_PX_PER_MM
+    ppm = DotConfig().px_per_mm
+    names = tuple(city_mm)
+    expected = np.array([city_mm[n] for n in names], np.float64)
+    dots, peak = find_dots(img, board_to_photo_homography(corners), ppm, expected, 8.0)
+    weak = [n for n, p in zip(names, peak) if p <= DotConfig().min_response]
+    if weak:
+        raise ValueError(f"no city dot found near {', '.join(weak[:5])}: is the board empty and flattened?")
+    return PrintedReference(pts.astype(np.float32), np.clip(des, 0, 255).astype(np.uint8), dots, names)
+
+
+def match_board(small_bgr: np.ndarray, ref: PrintedReference | None = None,
+                cfg: MatchConfig = MatchConfig()) -> PrintedMatch | None:
+    """The board's corners in `small_bgr`'s pixels by its print, or None when too few features
+    agree on one homography."""
+    ref = _packaged() if ref is None else ref
+    img = np.asarray(small_bgr)
+    f = min(1.0, cfg.work_side / max(img.shape[:2]))
+    work = cv2.resize(img, None, fx=f, fy=f, interpolation=cv2.INTER_AREA) if f < 1 else img
+    grey = cv2.cvtColor(work, cv2.COLOR_BGR2GRAY)
+    kp, des = cv2.SIFT_create(nfeatures=cfg.features).detectAndCompute(grey, None)
+    if des is None or len(kp) < cfg.min_inliers:
+        return None
+    pairs = ref.matcher.knnMatch(des.astype(np.float32), k=2)
+    good = [p[0] for p in pairs if len(p) == 2 and p[0].distance < cfg.ratio * p[1].distance]
+    if len(good) < cfg.min_inliers:
+        return None
+    src = ref.keypoints_mm[[m.trainIdx for m in good]].astype(np.float64)
+    dst = np.array([kp[m.queryIdx].pt for m in good], np.float64)
+    H, inl = cv2.findHomography(src, dst, cv2.USAC_MAGSAC, cfg.ransac_px, maxIters=5000, confidence=0.999)
+    if H is None or inl is None or int(inl.sum()) < cfg.min_inliers:
+        return None
+    corners = cv2.perspectiveTransform(board_corners_mm().reshape(-1, 1, 2), H).reshape(-1, 2)
+    # A board seen from the front: the outline is convex and not mirrored (clockwise on screen).
+    if not _clockwise_convex(corners):
+        return None
+    corners = (corners + 0.5) / f - 0.5  # pixel centres of `work` -> of `small_bgr`
+    return PrintedMatch(corners, int(inl.sum()), len(good))
+
+
+def _clockwise_convex(q: np.ndarray) -> bool:
+    cross = [np.cross(q[(i + 1) % 4] - q[i], q[(i + 2) % 4] - q[(i + 1) % 4]) for i in range(4)]
+    return all(c > 0 for c in cross)
+
