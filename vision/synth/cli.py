@@ -17,6 +17,12 @@ from scoring.errors import TtrError
 SIZES = ((640, 480), (1008, 756), (1280, 960), (1600, 1200), (1920, 1080), (2016, 1512),
          (1200, 1600), (1512, 2016), (3024, 2268), (4032, 3024), (3024, 4032))
 SIZE_WEIGHTS = (2, 2, 3, 4, 2, 2, 2, 1, 1, 1, 0.5)
+# --backgrounds hostile (not usual): phone photos from 1008x756 to 12 MP.
+HOSTILE_SIZES = ((1008, 756), (1280, 960), (1600, 1200), (2016, 1512), (1512, 2016), (3024, 2268),
+                 (4032, 3024), (3024, 4032))
+HOSTILE_SIZE_WEIGHTS = (3, 2, 3, 2, 1, 1, 1, 0.5)
+# Kept here (not imported) so `ttr --help` stays light; test_render_hostile checks it matches.
+BACKGROUNDS = ("usual", "hostile", "checked", "stone", "redwood", "table_edge", "tiles")
 
 
 def _size(text: str) -> tuple[int, int]:
@@ -48,6 +54,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the board straight on at 2 px/mm, no camera (the template frame)")
     parser.add_argument("--quality", type=int, help="JPEG quality (default: varied 50-95)")
     parser.add_argument("--start", type=int, default=0, help="index of the first photo (default 0)")
+    parser.add_argument("--backgrounds", choices=BACKGROUNDS, default="usual",
+                        help="what the board lies on: usual (wood, cloth, floors; the default), hostile "
+                             "(checked cloths, dark stone, red-brown wood, a table edge with floor and chair, "
+                             "tiles; boxes, card fans and hands over the board's edge) or one hostile kind")
 
 
 def run(args) -> int:
@@ -55,6 +65,8 @@ def run(args) -> int:
         raise TtrError("--count must be at least 1")
     if args.quality is not None and not 1 <= args.quality <= 100:
         raise TtrError("--quality must be 1..100")
+    if args.flat and args.backgrounds != "usual":
+        raise TtrError("--flat draws the board alone, without a table: --backgrounds does not apply")
     import cv2
     import numpy as np
     from tqdm import tqdm
@@ -70,7 +82,9 @@ def run(args) -> int:
     except OSError as e:
         raise TtrError(f"cannot make output folder {out}: {e.strerror}") from None
     board = load_board()
-    weights = np.array(SIZE_WEIGHTS) / sum(SIZE_WEIGHTS)
+    usual = args.backgrounds == "usual"
+    sizes, weights = (SIZES, SIZE_WEIGHTS) if usual else (HOSTILE_SIZES, HOSTILE_SIZE_WEIGHTS)
+    weights = np.array(weights) / sum(weights)
     for i in tqdm(range(args.start, args.start + args.count), desc="rendering", unit="photo",
                   file=sys.stderr, disable=None):
         rng = np.random.default_rng([args.seed, i])
@@ -88,10 +102,12 @@ def run(args) -> int:
             truth = truth_dict(board, claims, corners, (w, h), photo)
             game = game_dict(board, claims)
         else:
-            size = args.size or SIZES[int(rng.choice(len(SIZES), p=weights))]
-            r = render_photo(rng, claims, size, quality=args.quality)
+            size = args.size or sizes[int(rng.choice(len(sizes), p=weights))]
+            r = render_photo(rng, claims, size, quality=args.quality, backgrounds=args.backgrounds)
             data, truth, game = r.jpeg, r.truth, r.game
             truth["photo"] = photo
+            if not usual:  # (usual truth files stay as they were)
+                truth["background"] = {"kind": r.scene.kind, "clutter": list(r.scene.clutter)}
         truth["seed"] = [args.seed, i]
         (out / photo).write_bytes(data)
         (out / "gt" / f"{stem}.json").write_text(json.dumps(truth, indent=1) + "\n", encoding="utf-8")

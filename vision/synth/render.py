@@ -17,7 +17,7 @@ from scoring.game import Game, PlayerClaims
 from scoring.rules import TICKET_VALUES
 from vision.synth import board_art
 from vision.synth.board_art import BOARD_MM, N_LOOKS, BoardModel
-from vision.synth.camera import Camera, jpeg, photograph, random_camera
+from vision.synth.camera import Camera, Scene, jpeg, photograph_scene, random_camera
 from vision.synth.trains import draw_cars, draw_markers, place_cars, place_markers
 
 # Flat-board scales kept in the art cache; a photo draws at the smallest one as sharp as it needs.
@@ -31,6 +31,7 @@ class RenderedPhoto:
     truth: dict  # gt/*.json format
     game: dict  # ttr tally game file
     jpeg: bytes  # the encoded photo (write these bytes; re-encoding would compress twice)
+    scene: Scene | None = None  # what the board lies on and what lies around it
 
 
 _MODEL: BoardModel | None = None
@@ -100,8 +101,9 @@ def game_dict(board: Board, claims: dict[str, list[int]]) -> dict:
 
 def render_photo(rng: np.random.Generator, claims: dict[str, list[int]], size_wh=(1600, 1200),
                  model: BoardModel | None = None, camera: Camera | None = None,
-                 quality: int | None = None) -> RenderedPhoto:
-    """A phone photo of the played board `claims` (`{player: [track id, ...]}`), with truth."""
+                 quality: int | None = None, backgrounds: str = "usual") -> RenderedPhoto:
+    """A phone photo of the played board `claims` (`{player: [track id, ...]}`), with truth.
+    `backgrounds`: "usual", "hostile" or one hostile kind (see `camera.BACKGROUNDS`)."""
     model = model or default_model()
     board = load_board()
     w, h = int(size_wh[0]), int(size_wh[1])
@@ -112,9 +114,9 @@ def render_photo(rng: np.random.Generator, claims: dict[str, list[int]], size_wh
     need = max(need, max(np.linalg.norm(q[3] - q[0]), np.linalg.norm(q[2] - q[1])) / BOARD_MM[1])
     ppm = next((s for s in PX_PER_MM_STEPS if s >= need * 0.9), PX_PER_MM_STEPS[-1])
     flat = render_flat_board(rng, claims, ppm, model, camera_mm=camera.position_mm)
-    img = photograph(rng, flat, ppm, camera)
+    img, scene = photograph_scene(rng, flat, ppm, camera, backgrounds)
     data = jpeg(rng, img, quality)
     decoded = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
     corners = camera.corners_xy
     return RenderedPhoto(decoded, corners, truth_dict(board, claims, corners, (w, h)),
-                         game_dict(board, claims), data)
+                         game_dict(board, claims), data, scene)
