@@ -98,6 +98,7 @@ class TableState:
     score_track: dict[str, int | None] = field(default_factory=dict)
     steps: list[Step] = field(default_factory=list)  # owner changes, oldest first (undo pops the last)
     set_aside_tickets: dict[str, list[str]] = field(default_factory=dict)  # colour -> keys not in this deck
+    checked: list[int] = field(default_factory=list)  # doubtful tracks a person looked at and found right
 
     def to_json(self) -> dict:
         d = asdict(self)
@@ -198,7 +199,7 @@ def score(tab: TableState, photo: "PhotoCheck | None" = None) -> Scored:
     sure: dict[int, float] = {}
     if photo is not None:
         for t in photo.tracks:
-            if tab.owners.get(t.track_id) == t.owner:
+            if tab.owners.get(t.track_id) == t.owner and t.track_id not in tab.checked:
                 sure[t.track_id] = t.confidence
     claims = tab.claims()
     review = hold_to_rules(claims, sure, tickets=tab.ticket_pairs(), n_players=len(claims))
@@ -324,6 +325,14 @@ def change_owner(tab: TableState, track_id: int, owner: str | None) -> bool:
     tab.owners[track_id] = owner
     tab.steps.append(Step(track_id, before, owner))
     return True
+
+
+def still_doubtful(tab: TableState, photo: "PhotoCheck | None") -> list[TrackCheck]:
+    """The photo's doubtful tracks nobody has settled yet: not found right as read, not
+    corrected (a person gave it an owner)."""
+    if photo is None:
+        return []
+    return [t for t in photo.doubtful if t.track_id not in tab.checked and tab.owners.get(t.track_id) == t.owner]
 
 
 def undo(tab: TableState) -> Step | None:

@@ -12,12 +12,13 @@ Session state (plain values, kept across reruns):
   game_id               the row of `app.history` this page saves to (also `?game=` in the address)
   owners                track id -> player colour, after corrections
   steps                 `app.state.Step` list: owner changes, for undo one at a time
+  checked               doubtful track ids a person found right as read
   photo_check           the last photo's `app.state.PhotoCheck` (None: a drawn board)
   set_aside_tickets     colour -> ticket keys a variant switch set aside
   pending               widget values to set before the widgets are drawn on the next run
 Widget keys: variant, ticket_values, players, name_<c>, tickets_<c>, marker_<c>, photo,
 camera, use_camera, example, by_hand, new_game, zoom, board_click, sel_track, owner_pick, undo,
-undo_all, fix_<i>, check_<i>, path_pick, dl_json, dl_csv, open_<id>, delete_<id>, restore,
+undo_all, mark_right, fix_<i>, check_<i>, path_pick, dl_json, dl_csv, open_<id>, delete_<id>, restore,
 calib_photos, calibrate, forget_calibration.
 """
 from __future__ import annotations
@@ -60,22 +61,23 @@ CSS = """
 <style>
 .block-container {max-width: 1000px; padding-top: 2.2rem;}
 .ttr-total {float: right; font-size: 1.5rem; font-weight: 700; line-height: 1.0;}
-table.ttr-rank {width: 100%; border-collapse: collapse; font-size: 1.05rem;}
-table.ttr-rank td {padding: .35rem .4rem; border-bottom: 1px solid rgba(128,128,128,.25);}
+table.ttr-rank {width: 100%; border-collapse: collapse; font-size: 1.05rem; border: none !important;}
+table.ttr-rank td {padding: .35rem .4rem; border: none !important; border-bottom: 1px solid rgba(128,128,128,.25) !important;}
 table.ttr-rank td.n {width: 2rem; font-weight: 700;}
 table.ttr-rank td.t {text-align: right; font-weight: 700; font-size: 1.25rem;}
 table.ttr-rank span.dot {display: inline-block; width: .8rem; height: .8rem; border-radius: 50%;
   margin-right: .4rem; border: 1px solid #888; vertical-align: -1px;}
-table.ttr-rank td.note {color: #777; font-size: .85rem;}
+table.ttr-rank span.note {color: #777; font-size: .85rem; margin-left: .4rem;}
 /* rows of small fields stay rows on a phone (Streamlit stacks columns under 640 px) */
-.st-key-row_photo [data-testid="stHorizontalBlock"],
+.st-key-row_title [data-testid="stHorizontalBlock"], .st-key-row_photo [data-testid="stHorizontalBlock"],
 [class*="st-key-row_player_"] [data-testid="stHorizontalBlock"],
 .st-key-row_save [data-testid="stHorizontalBlock"] {flex-wrap: nowrap !important; gap: .5rem;}
-.st-key-row_photo [data-testid="stColumn"], [class*="st-key-row_player_"] [data-testid="stColumn"],
+.st-key-row_title [data-testid="stColumn"], .st-key-row_photo [data-testid="stColumn"], [class*="st-key-row_player_"] [data-testid="stColumn"],
 .st-key-row_save [data-testid="stColumn"] {min-width: 0 !important; width: auto !important; flex: 1 1 0 !important;}
 @media (max-width: 640px) {
   .block-container {padding-left: .7rem; padding-right: .7rem; padding-top: .6rem;}
-  h1 {font-size: 1.35rem !important; padding-bottom: .2rem !important;}
+  h1 {font-size: 1.2rem !important; padding-bottom: .2rem !important;}
+  .st-key-row_title button p {font-size: .8rem;}
   h2 {font-size: 1.15rem !important; padding-top: .6rem !important;}
   [data-testid="stFileUploaderDropzoneInstructions"] {display: none;}
   [data-testid="stFileUploaderDropzone"] {padding: .5rem;}
@@ -105,7 +107,7 @@ def table() -> S.TableState:
     return S.TableState(
         variant=variant, ticket_values=values, players=players,
         names={c: (ss.get(f"name_{c}") or "").strip() for c in players},
-        owners=ss["owners"], steps=ss["steps"],
+        owners=ss["owners"], steps=ss["steps"], checked=ss["checked"],
         tickets={c: list(ss.get(f"tickets_{c}") or []) for c in players},
         score_track={c: ss.get(f"marker_{c}") for c in players},
         set_aside_tickets=ss["set_aside_tickets"])
@@ -122,6 +124,7 @@ def show_table(tab: S.TableState, photo: S.PhotoCheck | None) -> None:
         ss[f"marker_{c}"] = tab.score_track.get(c)
     ss["owners"] = dict(tab.owners)
     ss["steps"] = list(tab.steps)
+    ss["checked"] = list(tab.checked)
     ss["set_aside_tickets"] = {c: list(v) for c, v in tab.set_aside_tickets.items()}
     ss["photo_check"] = photo
     ss["variant_was"] = tab.variant
@@ -180,6 +183,7 @@ for _k, _v in ss.pop("pending", {}).items():
 if "game_id" not in ss:  # a new session (first visit, reload, browser restart): carry on
     ss.setdefault("owners", {})
     ss.setdefault("steps", [])
+    ss.setdefault("checked", [])
     ss.setdefault("set_aside_tickets", {})
     ss.setdefault("photo_check", None)
     wanted = st.query_params.get("game")
@@ -264,6 +268,7 @@ def read_photo(name: str, data: bytes) -> None:
     ss["photo_dirty"] = True
     ss["owners"] = photo.owners()
     ss["steps"] = []
+    ss["checked"] = []
     # The players are the colours on the board, and anyone already given a name or a ticket.
     entered = {c for c in ss["players"] if ss.get(f"name_{c}") or ss.get(f"tickets_{c}")
                or ss.get(f"marker_{c}") is not None}
@@ -297,7 +302,7 @@ def tracks_in_order() -> list[int]:
     track by city names."""
     photo = ss["photo_check"]
     first = sorted(set_aside_now())
-    doubtful = sorted(photo.doubtful, key=lambda t: t.confidence) if photo else []
+    doubtful = sorted(S.still_doubtful(table(), photo), key=lambda t: t.confidence)
     first += [t.track_id for t in doubtful if t.track_id not in first]
     rest = sorted((t.id for t in board.tracks if t.id not in set(first)),
                   key=lambda i: S.track_label(board.tracks[i]))
@@ -312,7 +317,13 @@ def track_option(marked: frozenset[int], aside: frozenset[int]):
 
 
 def doubtful_ids() -> set[int]:
-    return {t.track_id for t in ss["photo_check"].doubtful} if ss["photo_check"] else set()
+    """Doubtful tracks still to check (not yet found right, not corrected)."""
+    return {t.track_id for t in S.still_doubtful(table(), ss["photo_check"])}
+
+
+def mark_right(tid: int) -> None:
+    if tid not in ss["checked"]:
+        ss["checked"].append(tid)
 
 
 def select_track() -> None:
@@ -368,6 +379,7 @@ def enter_by_hand() -> None:
     ss["photo_error"] = None
     ss["owners"] = {t.id: None for t in board.tracks}
     ss["steps"] = []
+    ss["checked"] = []
     ss["photo_check"] = None
     ss["photo_dirty"] = True
 
@@ -492,9 +504,10 @@ def delete_saved(game_id: str) -> None:
 # =============================================================================================
 # The page
 
-t1, t2 = st.columns([5, 2], vertical_alignment="center")
-t1.title(":material/train: ttr · Ticket to Ride scorer")
-t2.button("New game", key="new_game", on_click=new_game, icon=":material/add:", width="stretch")
+with st.container(key="row_title"):
+    t1, t2 = st.columns([3, 1], vertical_alignment="center")
+    t1.title(":material/train: ttr · Ticket to Ride scorer")
+    t2.button("New game", key="new_game", on_click=new_game, icon=":material/add:", width="stretch")
 if ss.get("game_note"):
     st.caption(ss.pop("game_note"))
 
@@ -539,7 +552,9 @@ if have_board:
     aside = scored.review.set_aside if scored else ()
     if photo is not None:
         n_claimed = sum(1 for t in photo.tracks if t.owner)
-        st.success(f"{photo.image}: {n_claimed} tracks claimed, {len(photo.doubtful)} doubtful (marked ?)"
+        n_open = len(doubtful_ids())
+        st.success(f"{photo.image}: {n_claimed} tracks claimed, {len(photo.doubtful)} doubtful"
+                   + (f" ({n_open} still to check, marked ?)" if n_open else " (all checked)")
                    + (f", {len(aside)} not counted by the rules (marked !)" if aside else "")
                    + f". Read in {photo.elapsed_ms / 1000:.1f} s.", icon=":material/check_circle:")
         for w in photo.warnings:
@@ -586,7 +601,12 @@ if have_board:
             t = photo.tracks[tid]
             said = (f"Doubtful: {t.reason}" if t.doubtful
                     else f"The photo reads {S.who(t.owner)} ({t.confidence:.0%} sure).")
+            if t.doubtful and tid in ss["checked"] and current == t.owner:
+                said = f"Checked: right as read ({S.who(t.owner)})."
             st.caption(("Corrected. As read: " if current != t.owner else "") + said)
+            if tid in doubtful_ids():
+                st.button(f"Right as read: {S.who(t.owner)}", key="mark_right", on_click=mark_right, args=(tid,),
+                          icon=":material/check:")
     u1, u2 = st.columns(2)
     steps = ss["steps"]
     if steps:
@@ -658,7 +678,8 @@ if scored is not None:
                    f"each. {decided}", icon=":material/trophy:")
     rows = "".join(
         f"<tr><td class='n'>{p.place}</td><td><span class='dot' style='background:{HTML_DOT[p.color]}'></span>"
-        f"{p.name}</td><td class='note'>{p.note}</td><td class='t'>{p.total}</td></tr>"
+        f"{p.name}" + (f"<span class='note'>{p.note}</span>" if p.note else "")
+        + f"</td><td class='t'>{p.total}</td></tr>"
         for p in S.ranking(sheet, tab))
     st.markdown(f"<table class='ttr-rank' data-testid='ttr-ranking'>{rows}</table>", unsafe_allow_html=True)
     review = scored.review
@@ -694,7 +715,7 @@ if scored is not None:
     # rows of columns, so that on a phone (columns stacked) players keep their order
     cells = [c for i in range(0, len(sheet["players"]), per_row) for c in st.columns(per_row)]
     for cell, p in zip(cells, sheet["players"]):
-        crown = " 🏆" if p["color"] in winners else ""
+        crown = " :material/trophy:" if p["color"] in winners else ""
         with cell.expander(f"{tab.display_name(p['color'])}: {p['total']}{crown}"):
             rows = S.player_rows(p, tab.variant)
             st.table({"": [r[0] for r in rows], "points": [r[1] for r in rows]})

@@ -295,3 +295,19 @@ def test_the_48_car_real_photo_is_scored_with_its_suspect_tracks_listed():
     game = json.loads(at.session_state["saved_json"])  # Save works: a game `ttr tally` accepts
     for p in game["players"]:
         assert sum(BOARD.tracks[tid(*r)].length for r in p["routes"]) <= 45
+
+
+def test_a_doubtful_track_found_right_is_no_longer_to_check(example_reading):
+    doubtful = sorted(example_reading.doubtful, key=lambda t: t.confidence)
+    first = doubtful[0]
+    at = start()
+    at.button(key="example").click().run()
+    assert f"{len(doubtful)} still to check" in texts(at.success)
+    assert at.selectbox(key="sel_track").options[0].startswith("(?) ")
+    at.selectbox(key="sel_track").set_value(first.track_id).run()
+    at.button(key="mark_right").click().run()
+    assert f"{len(doubtful) - 1} still to check" in texts(at.success)
+    assert f"Checked: right as read ({first.owner or 'nobody'})" in texts(at.caption)
+    opts = at.selectbox(key="sel_track").options
+    assert sum(o.startswith("(?) ") for o in opts) == len(doubtful) - 1
+    assert at.session_state["owners"][first.track_id] == first.owner  # nothing else changed
