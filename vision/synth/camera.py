@@ -447,7 +447,10 @@ def _wood_mm(rng, X, Y, fp, base) -> np.ndarray:
     plank_w = rng.uniform(70, 220)
     plank_len = rng.uniform(700, 2400)
     Bw = B + _plane_fractal(rng, A, B, (900, 250)) * rng.uniform(2, 10)
-    grain = _plane_noise(rng, A, Bw, rng.uniform(150, 400), rng.uniform(0.8, 2.5))
+    # Grain: soft bands a few mm wide with thin darker lines, a broader figure, little fine noise.
+    grain = _plane_noise(rng, A, Bw, rng.uniform(200, 500), rng.uniform(2.5, 6))
+    lines = np.clip(np.abs(_plane_noise(rng, A, Bw, rng.uniform(300, 700), rng.uniform(4, 10))) < 0.12, 0, 1)
+    figure = _plane_noise(rng, A, Bw, rng.uniform(300, 900), rng.uniform(15, 40))
     fine = _plane_noise(rng, A, Bw, 40, 0.6)
     plank = np.floor(B / plank_w)
     along = A + _hash(plank) * plank_len
@@ -457,7 +460,8 @@ def _wood_mm(rng, X, Y, fp, base) -> np.ndarray:
     dA = np.abs(along / plank_len - np.round(along / plank_len)) * plank_len
     seam_w = rng.uniform(0.4, 1.5)
     seam = np.clip(0.5 + (seam_w - np.minimum(dA, dB)) / fp, 0, 1)
-    tone = ptone * (1 + rng.uniform(0.08, 0.18) * grain + 0.04 * fine) * (1 - rng.uniform(0.3, 0.6) * seam)
+    tone = (ptone * (1 + rng.uniform(0.03, 0.07) * grain + rng.uniform(0.04, 0.08) * figure + 0.015 * fine)
+            * (1 - rng.uniform(0.05, 0.15) * lines) * (1 - rng.uniform(0.3, 0.6) * seam))
     return np.asarray(base, np.float32)[None, None, :] * tone[..., None]
 
 
@@ -497,13 +501,13 @@ def _beyond_edge(rng, camera, X, Y, fp):
         room, n, s_board = max(options, key=lambda o: o[0])
         return n, s_board + 15.0
     room, n, s_board = good[int(rng.integers(len(good)))]
-    return n, s_board + rng.uniform(15, min(room - 50, 300))
+    return n, s_board + 15 + (min(room - 50, 300) - 15) * rng.random() ** 2  # mostly near the board
 
 
 def _table_edge(rng, camera, X, Y, fp):
     """A pale or mid wood table whose edge crosses the frame, a dark floor and a chair beyond."""
     if rng.random() < 0.55:
-        base = np.array([150, 185, 215]) * rng.uniform(0.85, 1.1) + rng.normal(0, 6, 3)
+        base = np.array([165, 195, 222]) * rng.uniform(0.85, 1.08) + rng.normal(0, 6, 3)
     else:
         base = np.array([70, 112, 160]) * rng.uniform(0.8, 1.2) + rng.normal(0, 6, 3)
     top = _wood_mm(rng, X, Y, fp, base)
@@ -805,7 +809,7 @@ class _Hostile:
         r = self.crng
         edge, inward = self._edge_spot()
         s = r.uniform(0.85, 1.15)  # hand size
-        theta = np.arctan2(inward[1], inward[0]) + r.normal(0, 0.35)
+        theta = np.arctan2(inward[1], inward[0]) + np.clip(r.normal(0, 0.35), -0.75, 0.75)
         d = np.array([np.cos(theta), np.sin(theta)])  # the way the fingers point
         e = np.array([-d[1], d[0]])
 
@@ -833,25 +837,34 @@ class _Hostile:
         side = r.choice([-1, 1])
         skin_parts.append(capsule(side * 38 * s, palm_y + 55 * s, side * 62 * s, palm_y + 15 * s, 11 * s))
         wrist = palm_y + 70 * s
-        length = r.uniform(300, 550)
-        skin_parts.append(np.vstack([at(-30 * s, wrist), at(30 * s, wrist), at(44 * s, wrist + length), at(-44 * s, wrist + length)]))
-        sleeve = None
-        if r.random() < 0.7:
-            sy = wrist + r.uniform(40, 200)
-            sleeve = np.vstack([at(-40 * s, sy), at(40 * s, sy), at(54 * s, wrist + length), at(-54 * s, wrist + length)])
-        parts = skin_parts + ([sleeve] if sleeve is not None else [])
-        parts = self._reach_in(parts, inward, edge, r.uniform(4, REACH_MM - 4))
-        skin_parts, sleeve = (parts[:-1], parts[-1]) if sleeve is not None else (parts, None)
-        px = [self._px(p) for p in parts]
-        for _ in range(3):  # an arm reaching behind the camera's horizon: shorten it
-            if all(p is not None for p in px):
+        sy = wrist + r.uniform(40, 200) if r.random() < 0.7 else None  # where a sleeve starts
+
+        def arm(length):  # the forearm, and the sleeve over it
+            far = wrist + length
+            quad = np.vstack([at(-30 * s, wrist), at(30 * s, wrist), at(44 * s, far), at(-44 * s, far)])
+            if sy is None:
+                return [quad]
+            return [quad, np.vstack([at(-40 * s, sy), at(40 * s, sy), at(54 * s, far), at(-54 * s, far)])]
+
+        # Fingertips REACH_MM - 4 mm at most over the board; the arm points away from the board
+        # (within 45 degrees of the edge's outward normal), so no part of it lies deeper.
+        shift = self._reach_in(skin_parts + arm(300), inward, edge, r.uniform(4, REACH_MM - 4))[0][0] - skin_parts[0][0]
+        skin_parts = [q + shift for q in skin_parts]
+        w, h = self.camera.size_wh
+        parts = px = None
+        for length in (400, 700, 1000, 1400, 1900, 2500):  # long enough to leave the frame
+            cand = skin_parts + [q + shift for q in arm(length)]
+            cpx = [self._px(q) for q in cand]
+            if any(q is None for q in cpx):
                 break
-            parts = [edge + (p - edge) * 0.6 for p in parts]  # (shrinks towards the edge point: stays shallower)
-            px = [self._px(p) for p in parts]
-        else:
-            if not all(p is not None for p in px):
-                return False
-        skin_px, sleeve_px = (px[:-1], px[-1]) if sleeve is not None else (px, None)
+            parts, px = cand, cpx
+            end = px[len(skin_parts)][2:].mean(axis=0)
+            if not (0 <= end[0] <= w and 0 <= end[1] <= h):
+                break
+        if px is None:
+            return False
+        sleeve_on = sy is not None
+        skin_px, sleeve_px = (px[:-1], px[-1]) if sleeve_on else (px, None)
         if self._visible(np.vstack(px)) <= 0:
             return False
         h, w = img.shape[:2]
