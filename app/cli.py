@@ -67,6 +67,10 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as e:  # a file a subcommand could not read or write: one line, never a traceback
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"ttr: error: {where}{e.strerror or e}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":
