@@ -70,8 +70,10 @@ def _build(d: Path) -> None:
     sparse = d / "sparse_200mb.jpg"  # 200 MB by its size, no disk used: refused by the size cap
     with open(sparse, "wb") as f:
         f.truncate(200_000_000)
+    link_to_fifo = d / "link_to_pipe.jpg"
+    os.symlink(fifo, link_to_fifo)
     paths = {
-        "fifo": (fifo, "fifo"), "dev_zero": ("/dev/zero", "device"), "dev_urandom": ("/dev/urandom", "device"),
+        "fifo": (fifo, "fifo"), "symlink_to_fifo": (link_to_fifo, "fifo"), "dev_zero": ("/dev/zero", "device"), "dev_urandom": ("/dev/urandom", "device"),
         "folder": (folder, "folder"), "missing": (d / "nope.jpg", "no such file"),
         "under_a_file": (a_file / "x.jpg", "no such file"), "long_name": (d / ("n" * 300 + ".jpg"), "too long"),
         "symlink_loop": (loop, "symbolic links"), "sparse_200mb": (sparse, "too large"),
@@ -204,6 +206,8 @@ def _build(d: Path) -> None:
         "board_elsewhere": (cal("escape", lambda data, c: data["views"][0].__setitem__(
             "board", "../../../../../../etc/passwd")), "no such file"),
         "board_fifo": (cal("fifo", lambda data, c: ((c / board_name).unlink(), os.mkfifo(c / board_name))), "fifo"),
+        "board_dev_zero": (cal("zero", lambda data, c: ((c / board_name).unlink(),
+                                                        os.symlink("/dev/zero", c / board_name))), "device"),
         "deep": (cal("deep", lambda data, c: '{"views": ' + "[" * 3000 + "]" * 3000 + "}"), "nested"),
     }
     nan_lab = [[float("nan"), 0.0, 0.0]] + base["views"][0]["lab"][1:]
@@ -220,6 +224,7 @@ def _build(d: Path) -> None:
     _case("overlay/long_name", ["detect", EXAMPLE, "--overlay", d / ("o" * 300)], 2, "too long")
     _case("out/a_file", ["calibrate", EXAMPLE, "--out", a_file], 2, "is a file")
     _case("out/under_a_file", ["calibrate", EXAMPLE, "--out", a_file / "sub"], 2, "a part of the path is a file")
+    _case("template_out/under_a_file", ["template", "overlay", EXAMPLE, "--out", a_file / "x.png"], 2, "a_file")
     _case("out/unwritable", ["calibrate", EXAMPLE, "--out", "/proc/ttr-no-such/cal"], 2, "cannot make")
 
     # ---- good inputs beside them (the checks must not refuse these)
@@ -253,7 +258,7 @@ def test_the_corpus_covers_every_class_of_the_issue(results):
     prefixes = {k.split("/")[0] for k in got}
     assert {"detect", "score", "score_game", "tally", "calibrate", "calibration", "detect_image",
             "calibrate_image", "tally_game", "score_game_file", "calibration_file", "overlay", "out",
-            "good"} <= prefixes
+            "template_out", "good"} <= prefixes
     assert len(got) >= 120
 
 
