@@ -1,13 +1,19 @@
 """A finished game as claims: who holds which tracks and tickets, checked against the rules.
 
 In: a game file's dict (see the README), or claims by track id from the photo reader.
-Out: a `Game` whose every track and ticket is known to be legal, or `TtrError` with a one-line
-message naming the player and the item.
+Out: a `Game` whose every track and ticket is known to be legal, or `GameError` (a `TtrError`)
+holding every problem, one line each, naming the player and the item.
 
-- `parse_game(data)` -> `Game`, raising on the first problem; `check_game(data)` -> every problem.
+- `parse_game(data)` -> `Game`, raising `GameError`; `check_game(data)` -> every problem as a list.
 - `Game.from_claims(variant, {color: [track_id, ...]}, tickets=..., score_track=...)` for readers
   that already know track ids; `Game.to_dict()` writes the game file format back.
 - `read_game(path)` reads a game file (bad JSON is reported with its line and column).
+
+This module is the game file's one schema, used by `ttr tally`, `ttr score --game` and the app's
+restore: the keys (`GAME_KEYS`, `PLAYER_KEYS`; any other is refused, with "did you mean"), the
+types, and caps checked before anything slow (`load_json`/`parse_json`: a regular file of at most
+`MAX_GAME_BYTES`, nesting, number length; `MAX_ITEMS`, `MAX_TEXT`, `MAX_SCORE_TRACK`; "did you
+mean" searches only for the first `MAX_HINTS` problems), so no file can make the checks slow.
 
 A route is `[city, city]` or `[city, city, printed colour]`; without a colour, a route on a double
 takes the double's first track nobody has named by colour. The two tracks of a same-colour double
