@@ -4,8 +4,8 @@
     ttr template overlay FLATTENED.jpg [--template FILE] --out OVERLAY.png [--check]
     ttr template printed FLATTENED_EMPTY.jpg --out FILE.npz
 
-`printed` measures the board's printed look (SIFT features and the city dots' centres) that the
-locator matches photos against and checks outlines by; the packaged one is
+`printed` measures the board's printed look (SIFT features) that the locator matches photos
+against; the packaged one is
 `calibration/data/usa_printed.npz`.
 
 A flattened photo is the board warped to its outer corners (any size with the board's 795:525
@@ -71,14 +71,13 @@ def run(args) -> int:
     if args.action == "printed":
         from vision.locate.printed import measure_reference
 
-        template = load_template(args.template if hasattr(args, "template") else None)
         try:
-            ref = measure_reference(image, template.cities)
+            ref = measure_reference(image)
         except ValueError as e:
             raise TtrError(f"{args.photo}: {e}") from None
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         ref.save(args.out)
-        print(f"wrote {args.out}: {len(ref.keypoints_mm)} features, {len(ref.dots_mm)} city dots")
+        print(f"wrote {args.out}: {len(ref.keypoints_mm)} features")
         return 0
     from calibration.measure import check_alignment, draw_template
 

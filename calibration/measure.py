@@ -13,7 +13,8 @@ How (each step a function below):
    surroundings) with their holes filled. Each gives connected
    components -> `minAreaRect`; those of a space's size are kept, and straight bars of k spaces
    run together are cut into k.
-2. `find_cities`: the city dot near each city's approximate place (board facts), by circle fit.
+2. `find_cities`: the city dot near each city's approximate place (board facts), by circle fit
+   (which the tracks are found from); the template keeps `dot_centres`, the copper's centre.
 3. `assign_tracks`: for every track, the chain of candidates that runs from its city a to its
    city b with the right number of spaces, of the right colour, each the next one along (about a
    space length further, in line with both spaces' long axes): a beam search per track, then the
@@ -35,6 +36,8 @@ import numpy as np
 from calibration.template import Template, TrackTemplate, check_template
 from scoring.board import PRINTED_COLORS, Board, load_board
 from scoring.errors import TtrError
+from vision.locate.config import DotConfig
+from vision.locate.dots import find_dots, paper_gain
 
 PX_PER_MM = 3.0  # working resolution: the photo is resampled to the board at this scale
 
@@ -314,6 +317,20 @@ def find_cities(board_bgr: np.ndarray, board: Board) -> dict[str, np.ndarray]:
         best = int(d.argmin())
         out[name] = cand[best] / s if d[best] < 9.0 else guess
     return out
+
+
+def dot_centres(board_bgr: np.ndarray, cities: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Each city's dot centre (mm) as the board locator's own dot detector (`vision.locate.dots`)
+    sees it, within 5 mm of `cities`: the template's city centres, so that the outline check, the
+    renderer's dots and the template agree on where a dot is. (The circle fit above, which the
+    tracks are found from, sits ~1.3 mm off the copper's centre.)"""
+    s = PX_PER_MM
+    names = list(cities)
+    near = np.array([cities[n] for n in names], np.float64)
+    to_img = np.array([[s, 0, -0.5], [0, s, -0.5], [0, 0, 1.0]])  # board mm -> pixels (centres at +0.5)
+    found, peak = find_dots(board_bgr, to_img, DotConfig().px_per_mm, near, 5.0, gain=paper_gain(board_bgr, to_img))
+    ok = peak > DotConfig().min_response
+    return {n: (found[i] if ok[i] else near[i]) for i, n in enumerate(names)}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -921,7 +938,7 @@ def measure_template(image: np.ndarray, board: Board | None = None, photo_name: 
               f"neighbours; {len(OVERRIDES)} hand fixes. Score cells: comb fit along the border's red "
               f"band. One-colour doubles: the lower track id is the upper lane (the left lane where "
               f"the track runs more up-down than across).")
-    template = Template(board_mm=tuple(float(v) for v in board.board_mm), cities=cities,
+    template = Template(board_mm=tuple(float(v) for v in board.board_mm), cities=dot_centres(img, cities),
                         tracks=tuple(tracks), score_cells=score_cells, source=source)
     problems = check_template(template, board)
     if problems:

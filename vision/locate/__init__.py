@@ -19,24 +19,26 @@ The stages, each its own module:
    as in 1, and checked as in 2;
 4. choose: an outline the dots confirm and would move by less than `consistent_mm` stands as
    found; else the dots' own correction of the best confirmed outline. Nothing confirmed: refused.
-The confidence says how far the dots would still move the reported outline (0 at 1 % of the
-board's diagonal) and how many of them agree.
+The confidence says how far the reported outline may still be off by the dots (how far they would
+move it, and how well they agree among themselves): 0 at 1 % of the board's diagonal.
 """
 from __future__ import annotations
 
 import dataclasses
+from functools import lru_cache
 
 import cv2
 import numpy as np
 
+from calibration.template import load_template
 from vision.locate import outline, printed
 from vision.locate.config import DotConfig, LocateConfig, MatchConfig
 from vision.locate.dots import DotCheck, check_outline, verified
-from vision.locate.errors import (CUT_OFF_MESSAGE, UNCONFIRMED_MESSAGE, BoardCutOff, BoardMirrored,
+from vision.locate.errors import (CUT_OFF_MESSAGE, TOO_SMALL_MESSAGE, UNCONFIRMED_MESSAGE, BoardCutOff, BoardMirrored,
                                   BoardNotFound)
 from vision.quality import board_warnings
 from vision.reading import BoardLocation
-from vision.rectify import BOARD_MM, board_to_photo_homography, shrink
+from vision.rectify import BOARD_MM, board_to_photo_homography, photo_px_per_mm, shrink
 
 BAND_MM = outline.BAND_MM
 MSG_UNSURE = ("the board's outline is uncertain: check the corners (or retake the photo from above, "
@@ -74,27 +76,25 @@ def locate_board(image_bgr: np.ndarray, cfg: LocateConfig = LocateConfig()) -> B
     except BoardCutOff as e:
         cand, cut_off = None, e
     if cand is not None:
-        found.append(_check(small, scale, outline.board_order(small, scale, cand.corners), "colour", ref, cfg))
-    if not (found and _stands(found[0], cfg)):
-        found.extend(_by_print(img, small, scale, ref, cfg))
+        found += _confirm(img, small, scale, outline.board_order(small, scale, cand.corners), "colour", ref, cfg,
+                          refined=True)
+    if not any(_stands(f, cfg) for f in found):
+        m = printed.match_board(small, ref, cfg.match)
+        if m is not None:
+            found += _confirm(img, small, scale, (m.corners_xy + 0.5) / scale - 0.5, "print", ref, cfg)
 
-    confirmed = [f for f in found if verified(f.check, cfg.dots)]
-    if not confirmed:
+    standing = [f for f in found if _stands(f, cfg)]
+    if not standing:
         if cut_off is not None:
             raise cut_off
         if _mirrored(small, ref, cfg):
             raise BoardMirrored()
+        across = max((photo_px_per_mm(f.corners_xy) * BOARD_MM[0] for f in found), default=np.inf)
+        if across < cfg.min_px_per_mm * BOARD_MM[0]:
+            raise BoardNotFound(TOO_SMALL_MESSAGE.format(px=int(across)))
         raise BoardNotFound(UNCONFIRMED_MESSAGE) if found else BoardNotFound()
-    standing = [f for f in confirmed if _stands(f, cfg)]
-    if standing:
-        best = standing[0]  # sources come most precise first
-        corners = best.corners_xy
-        check = best.check
-    else:
-        # Every confirmed outline is off by more than the dots' scatter: the dots put it right.
-        best = max(confirmed, key=lambda f: (f.check.found, -f.check.rms_mm))
-        corners = best.check.corrected_xy
-        check = _check(small, scale, corners, "dots", ref, cfg).check
+    best = standing[0]  # the first found that the dots confirm where it stands
+    corners, check = best.corners_xy, best.check
 
     warnings = _frame_check(corners, (w, h))
     confidence = _confidence(check, cfg)
@@ -113,10 +113,10 @@ def scale_location(location: BoardLocation, factor: float) -> BoardLocation:
 
 # ---------------------------------------------------------------- stages
 
-def _check(small, scale, corners_xy, source, ref, cfg) -> _Found:
+def _check(small, scale, corners_xy, source, cfg) -> _Found:
     """The dots' verdict on photo-pixel `corners_xy`, judged on `small`."""
     c_small = (np.asarray(corners_xy, np.float64) + 0.5) * scale - 0.5
-    chk = check_outline(small, c_small, ref.dots_mm, cfg.dots)
+    chk = check_outline(small, c_small, _dots_mm(), cfg.dots)
     corrected = (chk.corrected_xy + 0.5) / scale - 0.5
     return _Found(np.asarray(corners_xy, np.float64), source, dataclasses.replace(chk, corrected_xy=corrected))
 
@@ -125,18 +125,34 @@ def _stands(f: _Found, cfg: LocateConfig) -> bool:
     return verified(f.check, cfg.dots) and f.check.correction_mm <= cfg.consistent_mm
 
 
-def _by_print(img, small, scale, ref, cfg) -> list[_Found]:
-    """Outlines from the board's print: the sides refined on the photo first, then as matched."""
-    m = printed.match_board(small, ref, cfg.match)
-    if m is None:
-        return []
-    corners = (m.corners_xy + 0.5) / scale - 0.5
+def _confirm(img, small, scale, corners_xy, source, ref, cfg, refined: bool = False) -> list[_Found]:
+    """An outline and what the dots make of it, until one stands: as found with its sides refined
+    on the photo (unless they are `refined` already), as found, then (when the dots confirm the
+    board but would move it) the dots' correction, again with its sides refined and as it is."""
     out = []
-    refined = outline.refine_sides(img, corners)
-    if refined is not None:
-        out.append(_check(small, scale, refined.corners, "print, sides refined", ref, cfg))
-    out.append(_check(small, scale, corners, "print", ref, cfg))
+    for start, how in ((corners_xy, source), (None, "dots")):
+        if start is None:
+            # Any outline some dots agree with may be put right by them; the result is checked
+            # afresh, so a correction from a few chance specks confirms nothing.
+            fitted = [f for f in out if f.check.found > 0]
+            if not fitted:
+                break
+            start = max(fitted, key=lambda f: f.check.found).check.corrected_xy
+        sides = None if refined and how == source else outline.refine_sides(img, start)
+        if sides is not None:
+            out.append(_check(small, scale, sides.corners, how + ", sides refined", cfg))
+            if _stands(out[-1], cfg):
+                return out
+        out.append(_check(small, scale, start, how, cfg))
+        if _stands(out[-1], cfg):
+            return out
     return out
+
+
+@lru_cache(maxsize=1)
+def _dots_mm() -> np.ndarray:
+    """(36, 2) where the print puts the city dots (the template's city centres)."""
+    return np.array(list(load_template().cities.values()), np.float64)
 
 
 def _mirrored(small, ref, cfg) -> bool:
@@ -145,15 +161,17 @@ def _mirrored(small, ref, cfg) -> bool:
     m = printed.match_board(flipped, ref, cfg.match)
     if m is None:
         return False
-    return verified(check_outline(flipped, m.corners_xy, ref.dots_mm, cfg.dots), cfg.dots)
+    return verified(check_outline(flipped, m.corners_xy, _dots_mm(), cfg.dots), cfg.dots)
 
 
 def _confidence(check: DotCheck, cfg: LocateConfig) -> float:
-    """0..1: 1 when the dots would not move the outline and nearly all agree; 0 at `bad_mm` or at
-    the fewest dots that still confirm a board."""
-    place = 1.0 - check.correction_mm / cfg.bad_mm
-    agree = (check.found - cfg.dots.min_verified) / max(0.85 * check.total - cfg.dots.min_verified, 1.0)
-    return float(np.clip(min(place, agree), 0.0, 1.0))
+    """0..1 from how far the outline may be off: the distance the dots would still move it, plus
+    twice the scatter of their fit at the corners (rms / sqrt(dots), times ~3 for carrying it from
+    the dots out to the corners); 0 at `bad_mm`."""
+    if check.found == 0:
+        return 0.0
+    spread = 3.0 * check.rms_mm / np.sqrt(check.found)
+    return float(np.clip(1.0 - (check.correction_mm + 2.0 * spread) / cfg.bad_mm, 0.0, 1.0))
 
 
 def _orientation_of(corners: np.ndarray) -> int:

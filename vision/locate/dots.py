@@ -20,11 +20,14 @@ import cv2
 import numpy as np
 
 from vision.locate.config import DotConfig
-from vision.rectify import board_corners_mm, board_to_photo_homography
+from vision.rectify import BOARD_MM, board_corners_mm, board_to_photo_homography
 
 
 DOT_MM = 5.0  # the disc's inner part the response averages (a city dot is ~10 mm across)
 DOT_SURROUND_MM = 13.0  # the square it is compared with
+PAPER_GREY = 200.0  # the map's paper is made this grey before copper is looked for
+PAPER_SAMPLE_PX_PER_MM = 0.25  # the coarse flattening the paper's colour is taken from
+MAP_INSET_MM = 40.0  # the map only: the score track is red-brown
 
 
 @dataclass(frozen=True)
@@ -65,12 +68,26 @@ def dot_map(flat_bgr: np.ndarray, px_per_mm: float) -> np.ndarray:
     return cv2.blur(copper, (k1, k1)) - cv2.blur(copper, (k2, k2))
 
 
+def paper_gain(image_bgr: np.ndarray, board_to_image: np.ndarray) -> np.ndarray:
+    """(3,) per-channel gains that make the map's paper (the median of the map, coarsely
+    flattened) a neutral light grey: a colour cast in the light shifts copper out of its hues."""
+    s = 1.0 / PAPER_SAMPLE_PX_PER_MM
+    w, h = int(BOARD_MM[0] / s), int(BOARD_MM[1] / s)
+    to_mm = np.array([[s, 0, 0.5 * s], [0, s, 0.5 * s], [0, 0, 1.0]])
+    flat = cv2.warpPerspective(image_bgr, board_to_image @ to_mm, (w, h),
+                               flags=cv2.INTER_AREA | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE)
+    m = int(round(MAP_INSET_MM / s))
+    paper = np.median(flat[m:-m, m:-m].reshape(-1, 3), axis=0).astype(np.float64)
+    return PAPER_GREY / np.maximum(paper, 8.0)
+
+
 def find_dots(image_bgr: np.ndarray, board_to_image: np.ndarray, px_per_mm: float, expected_mm: np.ndarray,
-              reach_mm: float, peak_mm: float = 2.5) -> tuple[np.ndarray, np.ndarray]:
+              reach_mm: float, peak_mm: float = 2.5, gain: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Each expected dot's strongest response within `reach_mm` of where it should be: (n, 2)
     centres in board mm (weighted centroid of the peak's top half, to a fraction of a pixel) and
     (n,) peak responses. `board_to_image` maps board mm to `image_bgr`'s pixels; only a window
-    round each dot is flattened (at `px_per_mm`), not the whole board."""
+    round each dot is flattened (at `px_per_mm`), not the whole board; `gain` (see `paper_gain`)
+    scales its colours first."""
     r = max(1, int(round(reach_mm * px_per_mm)))
     k = max(1, int(round(peak_mm * px_per_mm)))
     pad = int(round(DOT_SURROUND_MM * px_per_mm / 2)) + 1  # the surround the response subtracts
@@ -85,6 +102,8 @@ def find_dots(image_bgr: np.ndarray, board_to_image: np.ndarray, px_per_mm: floa
         win_to_mm = np.array([[s, 0, x0 + 0.5 * s], [0, s, y0 + 0.5 * s], [0, 0, 1.0]])
         patch = cv2.warpPerspective(image_bgr, board_to_image @ win_to_mm, (side, side),
                                     flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE)
+        if gain is not None:
+            patch = np.clip(patch * gain, 0, 255).astype(np.uint8)
         resp = dot_map(patch, px_per_mm)[pad:-pad, pad:-pad]
         yy, xx = np.unravel_index(int(np.argmax(resp)), resp.shape)
         ya, xa = max(yy - k, 0), max(xx - k, 0)
@@ -103,7 +122,9 @@ def check_outline(image_bgr: np.ndarray, corners_xy, dots_mm: np.ndarray, cfg: D
 
     Two rounds: the first looks for each dot within `cfg.reach_mm` (a coarse outline may be a
     centimetre off), the second, on the outline the first put right, within `cfg.second_reach_mm`.
-    `correction_mm` is the first round's: how far the outline as given was from the dots.
+    `found` and `correction_mm` are the first round's: how many dots agree with the outline as
+    given, and how far it is from them (in the second round's narrow windows, any speck would
+    agree).
     """
     corners = np.asarray(corners_xy, dtype=np.float64).reshape(4, 2)
     total = len(dots_mm)
@@ -112,7 +133,9 @@ def check_outline(image_bgr: np.ndarray, corners_xy, dots_mm: np.ndarray, cfg: D
     reach = cfg.reach_mm
     for _ in range(2):
         try:
-            seen, peak = find_dots(image_bgr, board_to_photo_homography(corners), cfg.px_per_mm, dots_mm, reach)
+            H_photo = board_to_photo_homography(corners)
+            seen, peak = find_dots(image_bgr, H_photo, cfg.px_per_mm, dots_mm, reach,
+                                   gain=paper_gain(image_bgr, H_photo))
         except (ValueError, cv2.error):
             return failed
         ok = peak > cfg.min_response
@@ -125,9 +148,10 @@ def check_outline(image_bgr: np.ndarray, corners_xy, dots_mm: np.ndarray, cfg: D
         H, _ = cv2.findHomography(dots_mm[ok][inl], seen[ok][inl], 0)  # least squares on the inliers
         res = np.linalg.norm(cv2.perspectiveTransform(dots_mm[ok][inl].reshape(-1, 1, 2), H).reshape(-1, 2)
                              - seen[ok][inl], axis=1)
-        found, rms = int(inl.sum()), float(np.sqrt(np.mean(res ** 2)))
+        rms = float(np.sqrt(np.mean(res ** 2)))
         moved = cv2.perspectiveTransform(board_corners_mm().reshape(-1, 1, 2), H).reshape(-1, 2)
         if correction is None:
+            found = int(inl.sum())
             correction = float(np.mean(np.linalg.norm(moved - board_corners_mm(), axis=1)))
         # The dots seen at board-frame point H(d) of this outline belong at d: compose.
         corners = cv2.perspectiveTransform(board_corners_mm().reshape(-1, 1, 2),

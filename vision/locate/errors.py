@@ -7,6 +7,8 @@ CUT_OFF_MESSAGE = ("the board is cut off by the photo's edge: take the photo aga
                    "board in the frame")
 UNCONFIRMED_MESSAGE = ("the board's outline could not be confirmed: retake the photo from above with the "
                        "whole board in the frame")
+TOO_SMALL_MESSAGE = ("the board is too small in the photo ({px} pixels across) to confirm its outline: come "
+                     "closer, or send the photo at full size")
 MIRRORED_MESSAGE = ("the photo is mirrored (as a front camera's selfie view shows it): turn mirroring off "
                     "or use the back camera, and take it again")
 

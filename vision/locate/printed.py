@@ -22,9 +22,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vision.locate.config import DotConfig, MatchConfig
-from vision.locate.dots import find_dots
-from vision.rectify import board_corners_mm, board_to_photo_homography, flatten
+from vision.locate.config import MatchConfig
+from vision.rectify import board_corners_mm, flatten
 
 REFERENCE_PX_PER_MM = 0.75  # the reference's features are found on the board at this scale
 REFERENCE_FEATURES = 3000
@@ -32,19 +31,15 @@ REFERENCE_FEATURES = 3000
 
 @dataclass(frozen=True)
 class PrintedReference:
-    """The empty board's printed look: features in board millimetres, and its city dots."""
+    """The empty board's printed look: SIFT features, placed in board millimetres."""
 
     keypoints_mm: np.ndarray  # (n, 2) float32
     descriptors: np.ndarray  # (n, 128) uint8, SIFT
-    dots_mm: np.ndarray  # (36, 2) float64: city-dot centres as `dots.find_dots` sees them, in `city_names` order
-    city_names: tuple[str, ...]
 
     def __post_init__(self):
         n = len(self.keypoints_mm)
         if self.keypoints_mm.shape != (n, 2) or self.descriptors.shape != (n, 128):
             raise ValueError("keypoints_mm must be (n, 2) and descriptors (n, 128)")
-        if self.dots_mm.shape != (len(self.city_names), 2) or not np.all(np.isfinite(self.dots_mm)):
-            raise ValueError("dots_mm must be one finite centre per city")
 
     @cached_property
     def matcher(self) -> cv2.FlannBasedMatcher:
@@ -56,8 +51,7 @@ class PrintedReference:
 
     def save(self, path: str | Path) -> None:
         np.savez_compressed(path, keypoints_mm=self.keypoints_mm.astype(np.float32),
-                            descriptors=self.descriptors.astype(np.uint8), dots_mm=self.dots_mm,
-                            city_names=np.array(self.city_names))
+                            descriptors=self.descriptors.astype(np.uint8))
 
 
 @dataclass(frozen=True)
@@ -72,8 +66,7 @@ def load_reference(path: str | Path | None = None) -> PrintedReference:
     if path is None:
         return _packaged()
     with np.load(path, allow_pickle=False) as z:
-        return PrintedReference(z["keypoints_mm"], z["descriptors"], z["dots_mm"].astype(np.float64),
-                                tuple(str(s) for s in z["city_names"]))
+        return PrintedReference(z["keypoints_mm"], z["descriptors"])
 
 
 @lru_cache(maxsize=1)
@@ -82,10 +75,9 @@ def _packaged() -> PrintedReference:
         return load_reference(p)
 
 
-def measure_reference(flattened_bgr: np.ndarray, city_mm: dict[str, np.ndarray]) -> PrintedReference:
+def measure_reference(flattened_bgr: np.ndarray) -> PrintedReference:
     """The reference from a photo of the empty board flattened to its outer corners (any size with
-    the board's proportions): features at `REFERENCE_PX_PER_MM`, and each city's dot centre found
-    within 8 mm of the template's `city_mm`."""
+    the board's proportions): its SIFT features at `REFERENCE_PX_PER_MM`."""
     img = np.asarray(flattened_bgr)
     h, w = img.shape[:2]
     corners = np.array([[0, 0], [w - 1, 0], [w - 1, h - 1], [0, h - 1]], np.float64)
@@ -95,14 +87,7 @@ def measure_reference(flattened_bgr: np.ndarray, city_mm: dict[str, np.ndarray])
         raise ValueError("too few features: is this a flattened photo of the board?")
     # Flattened pixel (u, v) shows board point ((u + 0.5) / ppm, (v + 0.5) / ppm).
     pts = (np.array([k.pt for k in kp], np.float64) + 0.5) / REFERENCE_PX_PER_MM
-    ppm = DotConfig().px_per_mm
-    names = tuple(city_mm)
-    expected = np.array([city_mm[n] for n in names], np.float64)
-    dots, peak = find_dots(img, board_to_photo_homography(corners), ppm, expected, 8.0)
-    weak = [n for n, p in zip(names, peak) if p <= DotConfig().min_response]
-    if weak:
-        raise ValueError(f"no city dot found near {', '.join(weak[:5])}: is the board empty and flattened?")
-    return PrintedReference(pts.astype(np.float32), np.clip(des, 0, 255).astype(np.uint8), dots, names)
+    return PrintedReference(pts.astype(np.float32), np.clip(des, 0, 255).astype(np.uint8))
 
 
 def match_board(small_bgr: np.ndarray, ref: PrintedReference | None = None,
