@@ -120,6 +120,7 @@ def match_board(small_bgr: np.ndarray, ref: PrintedReference | None = None,
 
 
 def _clockwise_convex(q: np.ndarray) -> bool:
-    cross = [np.cross(q[(i + 1) % 4] - q[i], q[(i + 2) % 4] - q[(i + 1) % 4]) for i in range(4)]
-    return all(c > 0 for c in cross)
+    a = np.roll(q, -1, axis=0) - q  # side i, from corner i to i + 1
+    b = np.roll(a, -1, axis=0)
+    return bool(np.all(a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0] > 0))  # every turn clockwise (y down)
 

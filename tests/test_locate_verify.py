@@ -1,0 +1,160 @@
+"""The locator's check: the 36 city dots confirm the right outline, refuse a wrong one, and put a
+near miss right; photos with no board are refused. Images from the project's renderer, plus the
+real development photos where they are present (skipped without them)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from vision.locate import BoardMirrored, BoardNotFound, LocateConfig, locate_board
+from vision.locate.dots import check_outline, verified
+from vision.locate import _confidence, _dots_mm  # the stage's own scoring, tested as it is used
+from vision.rectify import shrink
+from vision.synth import camera as cam
+from vision.synth.render import render_photo
+
+DEV = Path(__file__).resolve().parents[2] / "shared" / "real" / "dev"
+CFG = LocateConfig()
+
+
+def _err_pct(found, truth) -> float:
+    t = np.asarray(truth, float)
+    return float(np.linalg.norm(np.asarray(found) - t, axis=1).mean() / np.linalg.norm(t[0] - t[2]) * 100)
+
+
+@pytest.fixture(scope="module")
+def photos():
+    """Three rendered end-of-game photos (a few tracks claimed), 1600 x 1200, usual tables."""
+    out = []
+    for seed in (7, 8, 9):
+        rng = np.random.default_rng(seed)
+        claims = {"red": [0, 5, 9, 40], "blue": [12, 60, 77], "yellow": [20, 33]}
+        out.append(render_photo(rng, claims, size_wh=(1600, 1200)))
+    return out
+
+
+def test_the_dots_confirm_the_true_outline_and_no_other_turn(photos):
+    for p in photos:
+        truth = np.asarray(p.corners_xy, float)
+        right = check_outline(p.image_bgr, truth, _dots_mm(), CFG.dots)
+        assert verified(right, CFG.dots), right
+        assert right.correction_mm < CFG.consistent_mm
+        for k in (1, 2, 3):  # the same outline, another corner taken as the board's top-left
+            turned = check_outline(p.image_bgr, np.roll(truth, k, axis=0), _dots_mm(), CFG.dots)
+            assert not verified(turned, CFG.dots), (k, turned)
+
+
+def test_the_dots_refuse_a_mirrored_board(photos):
+    for p in photos:
+        w = p.image_bgr.shape[1]
+        mirrored = np.ascontiguousarray(p.image_bgr[:, ::-1])
+        c = np.asarray(p.corners_xy, float).copy()
+        c[:, 0] = w - 1 - c[:, 0]
+        # The mirrored outline, clockwise on screen again, from each corner.
+        q = c[[1, 0, 3, 2]]
+        for k in range(4):
+            assert not verified(check_outline(mirrored, np.roll(q, k, axis=0), _dots_mm(), CFG.dots), CFG.dots)
+        with pytest.raises(BoardNotFound):
+            locate_board(mirrored)
+
+
+def test_the_dots_put_an_outline_a_centimetre_off_right(photos):
+    rng = np.random.default_rng(3)
+    for p in photos:
+        truth = np.asarray(p.corners_xy, float)
+        diag = np.linalg.norm(truth[0] - truth[2])
+        off = truth + rng.normal(0, 0.01 * diag, truth.shape)
+        chk = check_outline(p.image_bgr, off, _dots_mm(), CFG.dots)
+        assert _err_pct(off, truth) > 0.5
+        assert chk.correction_mm > CFG.consistent_mm  # the check sees it is off ...
+        assert _confidence(chk, CFG) < 0.5  # ... and scores it so
+        assert _err_pct(chk.corrected_xy, truth) < 0.3  # ... and knows where it belongs
+
+
+def test_confidence_flags_every_outline_a_percent_off_and_no_right_one(photos):
+    rng = np.random.default_rng(11)
+    for p in photos:
+        truth = np.asarray(p.corners_xy, float)
+        assert _confidence(check_outline(p.image_bgr, truth, _dots_mm(), CFG.dots), CFG) >= 0.5
+        diag = np.linalg.norm(truth[0] - truth[2])
+        for _ in range(3):
+            d = rng.normal(0, 1, truth.shape)
+            off = truth + d / np.linalg.norm(d, axis=1).mean() * 0.012 * diag  # 1.2 % mean corner error
+            assert _confidence(check_outline(p.image_bgr, off, _dots_mm(), CFG.dots), CFG) < 0.5
+
+
+def test_located_on_hostile_tables_or_refused_never_wrong():
+    """Checked cloth, stone, red-brown wood, a table edge with a chair, boxes and hands."""
+    for seed in range(4):
+        p = render_photo(np.random.default_rng(500 + seed), {"green": [3, 50]}, size_wh=(1600, 1200),
+                         backgrounds="hostile")
+        try:
+            loc = locate_board(p.image_bgr)
+        except BoardNotFound:
+            continue
+        assert _err_pct(loc.corners_xy, p.corners_xy) < 0.8
+
+
+def _chessboard(w=1600, h=1200, n=9):
+    img = np.full((h, w, 3), 235, np.uint8)
+    s = min(w, h) // (n + 1)
+    for i in range(n):
+        for j in range(n):
+            if (i + j) % 2:
+                cv2.rectangle(img, (s // 2 + i * s, s // 2 + j * s), (s // 2 + (i + 1) * s, s // 2 + (j + 1) * s), (20, 20, 20), -1)
+    return img
+
+
+def _no_board_photos():
+    rng = np.random.default_rng(0)
+    yield "noise", rng.integers(0, 256, (1200, 1600, 3), dtype=np.uint8)
+    yield "chessboard", _chessboard()
+    for seed in range(4):  # wood, cloth, floors as the renderer draws them, no board on them
+        yield f"table {seed}", np.clip(cam.table(np.random.default_rng(seed), (1600, 1200)), 0, 255).astype(np.uint8)
+    # A red-brown frame round a pale sheet with copper dots strewn at random: the board's colours
+    # and shapes, but not its print.
+    img = np.full((1200, 1600, 3), (120, 140, 150), np.uint8)
+    cv2.rectangle(img, (200, 150), (1400, 1000), (38, 48, 112), -1)
+    cv2.rectangle(img, (240, 190), (1360, 960), (205, 200, 195), -1)
+    for _ in range(40):
+        c = tuple(int(v) for v in rng.uniform((260, 210), (1340, 940)))
+        cv2.circle(img, c, 7, (50, 95, 205), -1)
+    yield "frame with dots", img
+
+
+@pytest.mark.parametrize("name,image", list(_no_board_photos()), ids=lambda x: x if isinstance(x, str) else "")
+def test_photos_with_no_board_are_refused(name, image):
+    with pytest.raises(BoardNotFound):
+        locate_board(image)
+
+
+# ---------------------------------------------------------------- real photos, where present
+
+def _dev(name):
+    if not (DEV / name).exists():
+        pytest.skip("the real development photos are not here")
+    from vision.image_io import load_photo
+
+    return load_photo(str(DEV / name)), np.asarray(json.loads((DEV / "gt" / (Path(name).stem + ".json")).read_text())["corners"])
+
+
+@pytest.mark.parametrize("name", ["IMG_4146_small.jpg", "IMG_4150_small.jpg", "IMG_4132_small.jpg"])
+def test_the_print_finds_the_board_on_a_checked_blanket_and_stone(name):
+    from vision.locate.printed import match_board
+
+    img, truth = _dev(name)
+    small, scale = shrink(img, 1000)
+    m = match_board(small)
+    assert m is not None and m.inliers >= 40
+    assert _err_pct((m.corners_xy + 0.5) / scale - 0.5, truth) < 0.5
+    assert _err_pct(locate_board(img).corners_xy, truth) < 0.35
+
+
+def test_a_mirrored_real_photo_is_refused_as_mirrored():
+    img, _ = _dev("IMG_4134_small.jpg")
+    with pytest.raises(BoardMirrored):
+        locate_board(np.ascontiguousarray(img[:, ::-1]))
