@@ -422,7 +422,7 @@ def _stone(rng, X, Y, fp) -> np.ndarray:
             img = img + np.clip(n3 - 1.6, 0, 1)[..., None] * np.array([20, 35, 90])
     elif style == "marble":
         veins = np.zeros(X.shape, np.float32)
-        for k in range(int(rng.integers(1, 3))):  # one or two vein systems
+        for _ in range(int(rng.integers(1, 3))):  # one or two vein systems
             # Perlin's marble: parallel bands bent by turbulence; a vein where each band turns.
             a, period = rng.uniform(0, np.pi), rng.uniform(200, 600)
             turb = _plane_fractal(rng, X, Y, (1500, 500, 150, 40), falloff=0.4) * rng.uniform(1.5, 3)
@@ -483,7 +483,7 @@ def _tiles(rng, X, Y, fp) -> np.ndarray:
     return (base * tone[..., None]) * (1 - g) + gcol * g
 
 
-def _beyond_edge(rng, camera, X, Y, fp):
+def _beyond_edge(rng, camera):
     """A table edge inside the frame, clear of the board: (unit normal n, offset c) with the
     table where n . p <= c, or None when the board leaves no room on any side."""
     w, h = camera.size_wh
@@ -511,7 +511,7 @@ def _table_edge(rng, camera, X, Y, fp):
     else:
         base = np.array([70, 112, 160]) * rng.uniform(0.8, 1.2) + rng.normal(0, 6, 3)
     top = _wood_mm(rng, X, Y, fp, base)
-    n, c = _beyond_edge(rng, camera, X, Y, fp)
+    n, c = _beyond_edge(rng, camera)
     dist = X * n[0] + Y * n[1] - c  # mm beyond the edge (negative: on the table)
     t = -X * n[1] + Y * n[0]  # along the edge
     top *= (1 + 0.22 * np.exp(-((dist + 2.5) / 1.5) ** 2))[..., None]  # the rounded edge catches the light
@@ -851,13 +851,13 @@ class _Hostile:
         shift = self._reach_in(skin_parts + arm(300), inward, edge, r.uniform(4, REACH_MM - 4))[0][0] - skin_parts[0][0]
         skin_parts = [q + shift for q in skin_parts]
         w, h = self.camera.size_wh
-        parts = px = None
+        px = None
         for length in (400, 700, 1000, 1400, 1900, 2500):  # long enough to leave the frame
             cand = skin_parts + [q + shift for q in arm(length)]
             cpx = [self._px(q) for q in cand]
             if any(q is None for q in cpx):
                 break
-            parts, px = cand, cpx
+            px = cpx
             end = px[len(skin_parts)][2:].mean(axis=0)
             if not (0 <= end[0] <= w and 0 <= end[1] <= h):
                 break
