@@ -196,6 +196,11 @@ if "game_id" not in ss:  # a new session (first visit, reload, browser restart):
         ss["game_id"] = wanted or new_id()
 if st.query_params.get("game") != ss["game_id"]:
     st.query_params["game"] = ss["game_id"]
+if isinstance(ss.get("sel_track"), str):
+    # The browser sends the chosen label back; a track's label gains or loses its "(?)"/"(!)"
+    # mark when it is checked or corrected, so a label no longer among the options is mapped back.
+    _plain = ss["sel_track"].removeprefix("(!) ").removeprefix("(?) ")
+    ss["sel_track"] = next((t.id for t in board.tracks if S.track_label(t) == _plain), None)
 ss.setdefault("variant", "classic")
 ss.setdefault("players", ["red", "blue"])
 ss.setdefault("zoom", "whole")
@@ -273,11 +278,10 @@ def read_photo(name: str, data: bytes) -> None:
     entered = {c for c in ss["players"] if ss.get(f"name_{c}") or ss.get(f"tickets_{c}")
                or ss.get(f"marker_{c}") is not None}
     players = S.sort_players({o for o in ss["owners"].values() if o} | entered)
-    pending = {"sel_track": None}
+    # (the widgets showing these are drawn further down this same run: no rerun needed)
+    ss["sel_track"] = None
     if len(players) >= 2 and players != S.sort_players(ss["players"]):
-        pending["players"] = players
-    ss["pending"] = pending
-    st.rerun()
+        ss["players"] = players
 
 
 def take_photo(widget_key: str) -> None:
@@ -653,11 +657,11 @@ for c in players:
         n1.text_input(f"{DOT[c]} {c.capitalize()}: name", key=f"name_{c}", placeholder=c.capitalize())
         n2.number_input("Score track", key=f"marker_{c}", min_value=0, max_value=999, value=None,
                         step=1, placeholder="marker")
-    st.multiselect(f"{DOT[c]} {name_of(c)}: tickets", list(labels), key=key,
-                   format_func=labels.get, placeholder="Type a city…", label_visibility="collapsed")
-    aside_t = ss["set_aside_tickets"].get(c)
-    if aside_t:
-        st.caption(f"Set aside (not in this deck): {', '.join(aside_t)}")
+        st.multiselect(f"{DOT[c]} {name_of(c)}: tickets", list(labels), key=key,
+                       format_func=labels.get, placeholder="Tickets: type a city…", label_visibility="collapsed")
+        aside_t = ss["set_aside_tickets"].get(c)
+        if aside_t:
+            st.caption(f"Set aside (not in this deck): {', '.join(aside_t)}")
 
 # 4. Results -----------------------------------------------------------------------------------
 tab = table()
