@@ -1,7 +1,7 @@
 """Run `ttr` command lines in one process, each under a time bound, and report how each ended.
 
 Used by tests/test_fuzz_cli.py (not a test module itself): `python hostile_child.py CASES.json
-OUT.json`, CASES a list of {"id", "argv"}. Each case runs `app.cli.main(argv)` in this process
+OUT.json`, CASES a list of {"id", "argv"} (and optionally "seconds", the case's own alarm). Each case runs `app.cli.main(argv)` in this process
 (imports paid once), with stdout/stderr captured, an alarm of `--seconds` (a hang becomes a
 "timeout" result instead of stalling the suite) and the address space capped (`--max-gb`, a
 backstop: a read that runs away fails here instead of taking the machine's memory). Per case:
@@ -42,7 +42,7 @@ def main() -> int:
         out, err = io.StringIO(), io.StringIO()
         t0 = time.perf_counter()
         status, rc = "returned", None
-        signal.alarm(seconds)
+        signal.alarm(int(case.get("seconds", seconds)))
         try:
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
                 rc = ttr(case["argv"])

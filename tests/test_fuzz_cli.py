@@ -28,7 +28,8 @@ from vision.rectify import flattened_size
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "board.jpg"
 GAME = ROOT / "examples" / "game.json"
-SECONDS = 5
+SECONDS = 5  # the bar for a hostile case
+GOOD_SECONDS = 60  # a good photo is read in ~1-3 s; a busy CI machine must not turn that into a failure
 PEAK_MB = 500
 
 # id -> (argv, exit status, a phrase the message must hold (lower case)); paths filled in below
@@ -242,12 +243,13 @@ def results(tmp_path_factory):
     d = tmp_path_factory.mktemp("hostile")
     _build(d)
     cases_file = d / "cases.json"
-    cases_file.write_text(json.dumps([{"id": k, "argv": v[0]} for k, v in CASES.items()]))
+    cases_file.write_text(json.dumps([{"id": k, "argv": v[0], "seconds": GOOD_SECONDS if k.startswith("good/") else SECONDS}
+                                      for k, v in CASES.items()]))
     out_file = d / "results.json"
     env = {**os.environ, "HOSTILE_SECONDS": str(SECONDS), "HOSTILE_MAX_GB": "3"}
     proc = subprocess.run([sys.executable, str(Path(__file__).with_name("hostile_child.py")), str(cases_file),
                            str(out_file)], cwd=d, env=env, capture_output=True, text=True,
-                          timeout=SECONDS * len(CASES) + 60)
+                          timeout=SECONDS * len(CASES) + 3 * GOOD_SECONDS)
     got = {r["id"]: r for r in json.loads(out_file.read_text())} if out_file.exists() else {}
     assert proc.returncode == 0 and len(got) == len(CASES), (proc.returncode, proc.stderr[-3000:])
     return d, got
@@ -278,7 +280,7 @@ def _check(cid: str, r: dict) -> list[str]:
         bad.append("a stderr line not starting 'ttr: '")
     if phrase and phrase not in r["stderr"].lower():
         bad.append(f"no {phrase!r} in the message")
-    if r["seconds"] > SECONDS:
+    if r["seconds"] > (GOOD_SECONDS if cid.startswith("good/") else SECONDS):
         bad.append(f"took {r['seconds']:.1f} s")
     return [f"{cid}: {b}: {r['stderr'][-300:]!r}" for b in bad]
 
@@ -292,7 +294,8 @@ def test_every_hostile_case_is_one_clear_line_in_time(results):
 def test_peak_memory_over_all_cases(results):
     _, got = results
     peak = max(r["peak_mb"] for r in got.values())
-    assert peak < PEAK_MB, f"peak {peak:.0f} MB"
+    first = next(cid for cid, r in got.items() if r["peak_mb"] == peak)
+    assert peak < PEAK_MB, f"peak {peak:.0f} MB, reached by {first}"
 
 
 def test_messages_are_one_line_each_except_every_problem_of_a_game(results):
