@@ -68,6 +68,7 @@ table.ttr-rank td.t {text-align: right; font-weight: 700; font-size: 1.25rem;}
 table.ttr-rank span.dot {display: inline-block; width: .8rem; height: .8rem; border-radius: 50%;
   margin-right: .4rem; border: 1px solid #888; vertical-align: -1px;}
 table.ttr-rank span.note {color: #777; font-size: .85rem; margin-left: .4rem;}
+.st-key-row_title [data-testid="stColumn"]:first-child {flex: 2 1 0 !important;}
 /* rows of small fields stay rows on a phone (Streamlit stacks columns under 640 px) */
 .st-key-row_title [data-testid="stHorizontalBlock"], .st-key-row_photo [data-testid="stHorizontalBlock"],
 [class*="st-key-row_player_"] [data-testid="stHorizontalBlock"],
@@ -76,7 +77,7 @@ table.ttr-rank span.note {color: #777; font-size: .85rem; margin-left: .4rem;}
 .st-key-row_save [data-testid="stColumn"] {min-width: 0 !important; width: auto !important; flex: 1 1 0 !important;}
 @media (max-width: 640px) {
   .block-container {padding-left: .7rem; padding-right: .7rem; padding-top: .6rem;}
-  h1 {font-size: 1.2rem !important; padding-bottom: .2rem !important;}
+  h1 {font-size: 1.05rem !important; padding-bottom: .2rem !important;}
   .st-key-row_title button p {font-size: .8rem;}
   h2 {font-size: 1.15rem !important; padding-top: .6rem !important;}
   [data-testid="stFileUploaderDropzoneInstructions"] {display: none;}
@@ -514,6 +515,9 @@ with st.container(key="row_title"):
     t2.button("New game", key="new_game", on_click=new_game, icon=":material/add:", width="stretch")
 if ss.get("game_note"):
     st.caption(ss.pop("game_note"))
+elif not ss["owners"]:
+    st.caption("Photograph the finished board from above: ttr reads who owns each track, you check "
+               "what it is unsure of and add tickets, and it counts the exact scores.")
 
 # 1. Photo -------------------------------------------------------------------------------------
 st.file_uploader("Photograph the finished board, or upload a photo", key="photo",
@@ -625,43 +629,55 @@ if have_board:
                    "(its confidence and the next likeliest owner).")
 
 # 3. Players, tickets, score track ------------------------------------------------------------
-st.header("Players and tickets", divider="gray")
-if ss.get("variant_note"):
-    st.info(ss.pop("variant_note"), icon=":material/info:")
-g1, g2 = st.columns([3, 2])
-g1.selectbox("Variant", list(VARIANTS), key="variant", format_func=lambda v: VARIANTS[v].title,
-             on_change=variant_changed)
-values = VARIANTS[ss["variant"]].ticket_values
-if len(values) > 1:
-    if ss.get("ticket_values") not in values:
+# Before a photo, the setup waits folded away (the photo sets the players from the cars found).
+def players_section() -> None:
+    """Variant, players, and per player: name, score-track marker, tickets."""
+    if have_board:
+        st.header("Players and tickets", divider="gray")
+    if ss.get("variant_note"):
+        st.info(ss.pop("variant_note"), icon=":material/info:")
+    g1, g2 = st.columns([3, 2])
+    g1.selectbox("Variant", list(VARIANTS), key="variant", format_func=lambda v: VARIANTS[v].title,
+                 on_change=variant_changed)
+    values = VARIANTS[ss["variant"]].ticket_values
+    if len(values) > 1:
+        if ss.get("ticket_values") not in values:
+            ss["ticket_values"] = values[0]
+        g2.radio("Ticket values", values, key="ticket_values", horizontal=True,
+                 format_func=lambda v: f"{v} cards")
+    else:
         ss["ticket_values"] = values[0]
-    g2.radio("Ticket values", values, key="ticket_values", horizontal=True,
-             format_func=lambda v: f"{v} cards")
+    st.multiselect("Players (train colours)", PLAYER_COLORS, key="players", max_selections=5,
+                   help="Set from the trains on the photo; change it here.")
+    if len(players) < 2:
+        st.warning("Pick at least two player colours.")
+    unlisted = S.sort_players({o for o in ss["owners"].values() if o} - set(players))
+    if unlisted:
+        st.warning(f"{', '.join(c.capitalize() for c in unlisted)}: tracks on the board but not a player "
+                   "above. They are scored all the same; add them to enter their tickets.")
+    labels = S.ticket_labels(ss["variant"], ss["ticket_values"])
+    for c in players:
+        key = f"tickets_{c}"
+        if key in ss:  # (a restored game's tickets are all in its deck; nothing else gets here)
+            ss[key] = [k for k in ss[key] if k in labels]
+        with st.container(key=f"row_player_{c}"):
+            n1, n2 = st.columns([3, 2], vertical_alignment="bottom")
+            n1.text_input(f"{DOT[c]} {c.capitalize()}: name", key=f"name_{c}", placeholder=c.capitalize())
+            n2.number_input("Score track", key=f"marker_{c}", min_value=0, max_value=999, value=None,
+                            step=1, placeholder="marker")
+            st.multiselect(f"{DOT[c]} {name_of(c)}: tickets", list(labels), key=key,
+                           format_func=labels.get, placeholder="Tickets: type a city…", label_visibility="collapsed")
+            aside_t = ss["set_aside_tickets"].get(c)
+            if aside_t:
+                st.caption(f"Set aside (not in this deck): {', '.join(aside_t)}")
+
+
+if have_board:
+    players_section()
 else:
-    ss["ticket_values"] = values[0]
-st.multiselect("Players (train colours)", PLAYER_COLORS, key="players", max_selections=5,
-               help="Set from the trains on the photo; change it here.")
-if len(players) < 2:
-    st.warning("Pick at least two player colours.")
-unlisted = S.sort_players({o for o in ss["owners"].values() if o} - set(players))
-if unlisted:
-    st.warning(f"{', '.join(c.capitalize() for c in unlisted)}: tracks on the board but not a player "
-               "above. They are scored all the same; add them to enter their tickets.")
-labels = S.ticket_labels(ss["variant"], ss["ticket_values"])
-for c in players:
-    key = f"tickets_{c}"
-    if key in ss:  # (a restored game's tickets are all in its deck; nothing else gets here)
-        ss[key] = [k for k in ss[key] if k in labels]
-    with st.container(key=f"row_player_{c}"):
-        n1, n2 = st.columns([3, 2], vertical_alignment="bottom")
-        n1.text_input(f"{DOT[c]} {c.capitalize()}: name", key=f"name_{c}", placeholder=c.capitalize())
-        n2.number_input("Score track", key=f"marker_{c}", min_value=0, max_value=999, value=None,
-                        step=1, placeholder="marker")
-        st.multiselect(f"{DOT[c]} {name_of(c)}: tickets", list(labels), key=key,
-                       format_func=labels.get, placeholder="Tickets: type a city…", label_visibility="collapsed")
-        aside_t = ss["set_aside_tickets"].get(c)
-        if aside_t:
-            st.caption(f"Set aside (not in this deck): {', '.join(aside_t)}")
+    with st.expander("Players and tickets (or photograph the board first: the players come from the cars found)",
+                     icon=":material/group:"):
+        players_section()
 
 # 4. Results -----------------------------------------------------------------------------------
 tab = table()

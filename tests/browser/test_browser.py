@@ -340,7 +340,9 @@ def test_a_game_at_the_table_on_a_desktop(server, browser, reading):
     expect(tables).to_have_count(len(scored.sheet["players"]))
     for i, p in enumerate(scored.sheet["players"]):
         expect(tables.nth(i)).to_contain_text(re.compile(rf"Total\s*{p['total']}\s*$"), timeout=30_000)
+    page.set_viewport_size({"width": 1280, "height": 1000})
     shoot(page, "results.png", top=page.get_by_role("heading", name=re.compile("^Results")))
+    page.set_viewport_size({"width": 1280, "height": 1800})
 
     # A file that is not an image: a clear message, and the game stays
     page.locator('[data-testid="stFileUploader"] input[type="file"]').first.set_input_files(
