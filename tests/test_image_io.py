@@ -140,3 +140,55 @@ def test_grey_image_comes_back_as_bgr():
     ok, buf = cv2.imencode(".png", np.full((80, 96), 90, np.uint8))
     out = load_photo(buf.tobytes())
     assert out.shape == (80, 96, 3)
+
+
+# ---------------------------------------------------------------- hostile input (issue 15)
+
+def test_damage_the_decoder_reports_is_refused_but_end_padding_is_not():
+    ok, buf = cv2.imencode(".jpg", cv2.resize(_picture(), (960, 640)))
+    data = buf.tobytes()
+    mid = len(data) // 2
+    while data[mid] in (0xFE, 0xFF, 0x7F) or data[mid - 1] == 0xFF:  # a flip that makes no marker
+        mid += 1
+    for bit in range(8):  # one bit flipped in the middle: decodes without an error, but smeared
+        if data[mid] ^ (1 << bit) == 0xFF:
+            continue
+        damaged = data[:mid] + bytes([data[mid] ^ (1 << bit)]) + data[mid + 1:]
+        with pytest.raises(PhotoError, match="JPEG data is damaged"):
+            load_photo(damaged)
+        with pytest.raises(PhotoError, match="JPEG data is damaged"):
+            load_photo(damaged, reduce=2)
+    noise = data[:mid] + np.random.default_rng(3).integers(0, 256, 500, dtype=np.uint8).tobytes() + data[mid + 500:]
+    with pytest.raises(PhotoError, match="damaged|truncated"):
+        load_photo(noise)
+    padded = data[:-2] + b"\x00" + data[-2:]  # one byte before the end marker: harmless
+    assert np.array_equal(load_photo(padded), load_photo(data))
+
+
+@pytest.mark.parametrize("w,h,ok", [(64, 64, True), (63, 200, False), (200, 63, False), (384, 64, True),
+                                    (385, 64, False), (2, 50000, False), (50000, 2, False)])
+def test_degenerate_shapes_are_refused_from_the_header(w, h, ok):
+    ok_, buf = cv2.imencode(".png", np.full((h, w, 3), 90, np.uint8))
+    if ok:
+        assert load_photo(buf.tobytes()).shape == (h, w, 3)
+    else:
+        with pytest.raises(PhotoError, match="pixels"):
+            read_header(buf.tobytes())
+
+
+def test_only_regular_files_are_read(tmp_path):
+    import os
+
+    fifo = tmp_path / "pipe.jpg"
+    os.mkfifo(fifo)
+    t0 = time.perf_counter()
+    for path, phrase in ((fifo, "FIFO"), ("/dev/zero", "device"), (tmp_path, "folder"),
+                         (tmp_path / ("n" * 300), "too long"), (tmp_path / "none.jpg", "no such file")):
+        with pytest.raises(PhotoError, match=phrase):
+            load_photo(path)
+    assert time.perf_counter() - t0 < 1
+    big = tmp_path / "big.jpg"
+    with open(big, "wb") as f:
+        f.truncate(200_000_000)  # sparse: refused by its size, nothing read
+    with pytest.raises(PhotoError, match="too large"):
+        load_photo(big)

@@ -263,7 +263,7 @@ def load_photo(path_or_bytes, reduce: int = 1, max_pixels: int = MAX_PIXELS) -> 
     flags = getattr(cv2, _REDUCE_FLAGS[reduce]) | cv2.IMREAD_IGNORE_ORIENTATION
     if header.format == "JPEG":
         img, decoder_says = _imdecode_listening(data, flags)
-        if _CORRUPT.search(decoder_says):
+        if _CORRUPT.search(_PADDING.sub("", decoder_says)):
             raise PhotoError(f"{name}: the JPEG data is damaged (the decoder reports corrupt data); "
                              "the photo would read wrong: copy or take it again")
     else:
@@ -280,7 +280,11 @@ def load_photo(path_or_bytes, reduce: int = 1, max_pixels: int = MAX_PIXELS) -> 
     return _apply_orientation(img, header.orientation)
 
 
-_CORRUPT = re.compile(r"Corrupt JPEG data|Premature end of JPEG|Bogus|Invalid JPEG|Unsupported marker")
+# libjpeg's warnings that mean damaged data (its others, e.g. "Invalid SOS parameters for sequential
+# JPEG", are harmless). A byte or two of padding before the end marker is harmless too (some
+# encoders write it); more means the decoder lost its way and threw the rest away.
+_CORRUPT = re.compile(r"Corrupt JPEG data|Premature end of JPEG|Inconsistent progression")
+_PADDING = re.compile(r"Corrupt JPEG data: [12] extraneous bytes before marker 0xd9")
 _stderr_lock = threading.Lock()
 
 
