@@ -31,7 +31,7 @@ def _alarm(signum, frame):
 def main() -> int:
     cases_path, out_path = sys.argv[1], sys.argv[2]
     seconds = int(os.environ.get("HOSTILE_SECONDS", "5"))
-    max_gb = float(os.environ.get("HOSTILE_MAX_GB", "3"))
+    max_gb = float(os.environ.get("HOSTILE_MAX_GB", "4"))
     limit = int(max_gb * 1024 ** 3)
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     signal.signal(signal.SIGALRM, _alarm)

@@ -3,7 +3,7 @@ files and calibrations, bad output folders (issue 15).
 
 Every case is made here, in a temporary folder, and run through `app.cli.main(argv)` in one child
 process (tests/hostile_child.py: imports paid once, each case under a 5 s alarm, the address space
-capped at 3 GB as a backstop). The bar for each: it returns (no hang, no traceback), with the exit
+capped at 4 GB as a backstop). The bar for each: it returns (no hang, no traceback), with the exit
 status the README gives (2 for a bad input, 1 for `ttr detect` with a photo it could not read),
 every line on stderr starting `ttr: `, the message naming what is wrong, within 5 s; and the child's
 peak memory over all the cases stays under 500 MB. A few good inputs run beside them, so a check
@@ -246,7 +246,7 @@ def results(tmp_path_factory):
     cases_file.write_text(json.dumps([{"id": k, "argv": v[0], "seconds": GOOD_SECONDS if k.startswith("good/") else SECONDS}
                                       for k, v in CASES.items()]))
     out_file = d / "results.json"
-    env = {**os.environ, "HOSTILE_SECONDS": str(SECONDS), "HOSTILE_MAX_GB": "3"}
+    env = {**os.environ, "HOSTILE_SECONDS": str(SECONDS), "HOSTILE_MAX_GB": "4"}
     proc = subprocess.run([sys.executable, str(Path(__file__).with_name("hostile_child.py")), str(cases_file),
                            str(out_file)], cwd=d, env=env, capture_output=True, text=True,
                           timeout=SECONDS * len(CASES) + 3 * GOOD_SECONDS)
