@@ -180,7 +180,7 @@ def _views_of(p: Path, d) -> list:
     if not isinstance(d, dict) or not isinstance(d.get("views"), list):
         raise CalibrationError(f"calibration {p} is malformed (expected an object with a \"views\" list)")
     if d.get("format", FORMAT) != FORMAT:
-        raise CalibrationError(f"calibration {p}: format {d.get('format')!r} is not {FORMAT}; "
+        raise CalibrationError(f"calibration {p}: format {repr(d.get('format'))[:40]} is not {FORMAT}; "
                                "make it again with `ttr calibrate`")
     if d.get("spaces", N_SPACES) != N_SPACES:
         raise CalibrationError(f"calibration {p} does not fit this board ({N_SPACES} spaces expected)")
