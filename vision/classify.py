@@ -17,6 +17,7 @@ against the empty view, `change_loglik`):
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -27,6 +28,7 @@ import numpy as np
 from vision.reading import PLAYER_COLORS, SPACE_CLASSES
 
 MODEL_NAME = "space_classifier"
+MODEL_ENV = "TTR_SPACE_MODEL"  # another model for load_classifier (see there)
 
 # Generic colours (OpenCV 8-bit Lab) after light normalisation, paper = (190, 190, 190) BGR
 # (L 199, a 128, b 128). Cars: saturated moulded plastic; printed spaces: the board's inks.
@@ -125,7 +127,15 @@ def model_input(patches_bgr: np.ndarray) -> np.ndarray:
 
 @lru_cache(maxsize=2)
 def load_classifier(onnx_path: str | None = None) -> SpaceClassifier | None:
-    """The packaged classifier (or one at `onnx_path`), loaded once; None when none is installed."""
+    """The packaged classifier (or one at `onnx_path`, else at the environment's `TTR_SPACE_MODEL`:
+    an ONNX file with its JSON config beside it, e.g. a model `ttr train` wrote elsewhere, read by
+    `ttr detect` without replacing the packaged one), loaded once; None when none is installed."""
+    if onnx_path is None and os.environ.get(MODEL_ENV):
+        onnx_path = os.environ[MODEL_ENV]
+        if not Path(onnx_path).is_file() or not Path(onnx_path).with_suffix(".json").is_file():
+            from scoring.errors import TtrError
+
+            raise TtrError(f"{MODEL_ENV}={onnx_path}: no such ONNX model with its .json config beside it")
     if onnx_path is None:
         onnx, cfg = default_model_paths()
     else:
