@@ -6,7 +6,11 @@ For every photo in DEV_DIR (default ../shared/real/dev relative to the repositor
 /work/shared/real/dev) it runs the locator on the photo as it is and, unless --no-variants, on
 copies made in memory: turned 90/180/270 degrees, turned by small angles (+-7 deg, on a grown
 canvas), with added perspective (a seeded keystone; "steep": about 30-35 deg of tilt) and shrunk
-to about 40 % of the frame, the truth corners moved along (surround: plain grey-brown).
+to about 40 % of the frame, the truth corners moved along (surround: plain grey-brown); and the
+board cut out along its hand-clicked corners and laid onto the renderer's hostile tables (checked
+cloth, dark stone, red-brown wood, a table edge with a chair, tiles; boxes and cards beside it).
+Then the outline check alone: the truth corners, and the truth moved by 1.2 % of the diagonal,
+scored by the city dots (`vision.locate` confidence; flagged below 0.5).
 Prints per-image corner error (mean over the 4 corners, in % of the board diagonal) and whether
 the board's orientation (which corner is top-left) is right, then SUMMARY lines.
 """
@@ -95,6 +99,27 @@ def _keystone(img, corners, rng, amount=0.12):
     return _warp(img, corners, M, (w, h))
 
 
+def _on_table(img, corners, rng, kind):
+    """The board (inside its truth corners, grown by 2 mm) laid onto a hostile table."""
+    from vision.rectify import BOARD_MM, board_to_photo_homography
+    from vision.synth.camera import Camera, hostile_surround
+
+    h, w = img.shape[:2]
+    c = np.asarray(corners, float)
+    H = board_to_photo_homography(c)
+    cam = Camera(H, np.array([BOARD_MM[0] / 2, BOARD_MM[1] / 2, 700.0]), (w, h), 0.0, 0.0)
+    bg, _ = hostile_surround(rng, cam, kind)
+    grown = cv2.perspectiveTransform(np.array([[-2, -2], [BOARD_MM[0] + 2, -2], [BOARD_MM[0] + 2, BOARD_MM[1] + 2],
+                                               [-2, BOARD_MM[1] + 2]], float).reshape(-1, 1, 2), H).reshape(-1, 2)
+    mask = np.zeros((h, w), np.uint8)
+    cv2.fillConvexPoly(mask, np.round(grown).astype(np.int32), 1)
+    out = np.where(mask[..., None] > 0, img, bg.astype(np.uint8))
+    return out, c
+
+
+TABLES = ("checked", "stone", "redwood", "table_edge", "tiles")
+
+
 def variants(img, corners, rng, with_variants: bool):
     yield "as-is", img, np.asarray(corners, float)
     if not with_variants:
@@ -115,6 +140,9 @@ def variants(img, corners, rng, with_variants: bool):
     M = np.array([[0.65, 0, 0.2 * w], [0, 0.65, 0.15 * h], [0, 0, 1]])  # board ~40 % of the frame
     i2, c2 = _warp(img, corners, M, (w, h))
     yield "small", i2, c2
+    for kind in TABLES:
+        i2, c2 = _on_table(img, corners, rng, kind)
+        yield f"on {kind}", i2, c2
 
 
 def main(argv=None) -> int:
@@ -151,6 +179,7 @@ def main(argv=None) -> int:
             print(f"{truth['photo']:32s} {name:16s} err mean {mean:5.2f}% max {mx:5.2f}%  "
                   f"orient {'ok' if ok else 'WRONG'}  conf {loc.confidence:.2f}  {ms:4.0f} ms"
                   + (f"  warn: {'; '.join(loc.warnings)}" if loc.warnings else ""))
+    checks = _check_outlines(gts, dev, args.only) if not args.no_variants else None
     means = np.array([r[2] for r in rows])
     maxes = np.array([r[3] for r in rows])
     oks = sum(r[4] for r in rows)
@@ -163,7 +192,44 @@ def main(argv=None) -> int:
     print(f"SUMMARY all variants: n={len(rows)} mean corner error {np.nanmean(means):.3f}% of diagonal, "
           f"max {np.nanmax(maxes):.3f}%, orientation right {oks}/{len(rows)}, failed {failed}, "
           f"median locate {np.median([r[5] for r in rows]):.0f} ms")
+    tables = [r for r in rows if r[1].startswith("on ")]
+    if tables:
+        tm = np.array([r[2] for r in tables])
+        print(f"SUMMARY on hostile tables: n={len(tables)} mean corner error {np.nanmean(tm):.3f}%, "
+              f"max {np.nanmax([r[3] for r in tables]):.3f}%, orientation right {sum(r[4] for r in tables)}/{len(tables)}, "
+              f"failed {int(np.isnan(tm).sum())}")
+    if checks:
+        (good_flagged, n_good), (bad_flagged, n_bad) = checks
+        print(f"SUMMARY outline check: truth corners flagged {good_flagged}/{n_good}, "
+              f"truth moved 1.2 % flagged {bad_flagged}/{n_bad}")
     return 0 if failed == 0 and oks == len(rows) and np.nanmean(means) <= 0.5 else 1
+
+
+def _check_outlines(gts, dev, only):
+    """How the dots score the truth outline and the truth moved by 1.2 % of the diagonal (three
+    seeded directions per photo): (flagged, n) for each."""
+    from vision.locate import LocateConfig, _confidence, _dots_mm
+    from vision.locate.dots import check_outline
+    from vision.rectify import shrink
+
+    cfg = LocateConfig()
+    good, bad = [0, 0], [0, 0]
+    for g in gts:
+        truth = json.loads(g.read_text())
+        if only and only not in truth["photo"]:
+            continue
+        small, scale = shrink(load_photo(dev / truth["photo"]), cfg.work_side)
+        t = (np.asarray(truth["corners"], float) + 0.5) * scale - 0.5
+        rng = np.random.default_rng(zlib.crc32(truth["photo"].encode()) + 1)
+        good[0] += _confidence(check_outline(small, t, _dots_mm(), cfg.dots), cfg) < 0.5
+        good[1] += 1
+        diag = np.linalg.norm(t[0] - t[2])
+        for _ in range(3):
+            d = rng.normal(0, 1, t.shape)
+            off = t + d / np.linalg.norm(d, axis=1).mean() * 0.012 * diag
+            bad[0] += _confidence(check_outline(small, off, _dots_mm(), cfg.dots), cfg) < 0.5
+            bad[1] += 1
+    return tuple(good), tuple(bad)
 
 
 if __name__ == "__main__":

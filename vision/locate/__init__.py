@@ -69,24 +69,18 @@ def locate_board(image_bgr: np.ndarray, cfg: LocateConfig = LocateConfig()) -> B
     small, scale = shrink(img, cfg.work_side)
     ref = printed.load_reference()
 
+    # Cheapest and likeliest first: the best colour outline, the print, then every colour outline.
+    outlines, cut = outline.find_outlines(img, small, scale)
     found: list[_Found] = []
-    cut_off = None
-    try:
-        cand = outline.find_outline(img, small, scale)
-    except BoardCutOff as e:
-        cand, cut_off = None, e
-    if cand is not None:
-        found += _confirm(img, small, scale, outline.board_order(small, scale, cand.corners), "colour", ref, cfg,
-                          refined=True)
-    if not any(_stands(f, cfg) for f in found):
-        m = printed.match_board(small, ref, cfg.match)
-        if m is not None:
-            found += _confirm(img, small, scale, (m.corners_xy + 0.5) / scale - 0.5, "print", ref, cfg)
+    for corners, source, refined in _outlines(img, small, scale, outlines, ref, cfg):
+        found += _confirm(img, small, scale, corners, source, cfg, refined)
+        if _stands(found[-1], cfg):
+            break
 
     standing = [f for f in found if _stands(f, cfg)]
     if not standing:
-        if cut_off is not None:
-            raise cut_off
+        if cut:
+            raise BoardCutOff(CUT_OFF_MESSAGE)
         if _mirrored(small, ref, cfg):
             raise BoardMirrored()
         across = max((photo_px_per_mm(f.corners_xy) * BOARD_MM[0] for f in found), default=np.inf)
@@ -125,27 +119,42 @@ def _stands(f: _Found, cfg: LocateConfig) -> bool:
     return verified(f.check, cfg.dots) and f.check.correction_mm <= cfg.consistent_mm
 
 
-def _confirm(img, small, scale, corners_xy, source, ref, cfg, refined: bool = False) -> list[_Found]:
+def _outlines(img, small, scale, outlines, ref, cfg):
+    """(corners in board order, source, sides refined already) of each outline to check, lazily."""
+    tried = []
+    for cand in outlines[:1]:
+        tried.append(cand.corners)
+        yield outline.board_order(small, scale, cand.corners), "colour", True
+    m = printed.match_board(small, ref, cfg.match)
+    if m is not None:
+        yield (m.corners_xy + 0.5) / scale - 0.5, "print", False
+    # The clean colour fit was the table's: every candidate, not only the first clean one.
+    more, _ = outline.find_outlines(img, small, scale, exhaustive=True)
+    for cand in more[:cfg.max_outlines]:
+        if not any(np.allclose(cand.corners, c, atol=2.0) for c in tried):
+            tried.append(cand.corners)
+            yield outline.board_order(small, scale, cand.corners), "colour", True
+
+
+def _confirm(img, small, scale, corners_xy, source, cfg, refined: bool = False) -> list[_Found]:
     """An outline and what the dots make of it, until one stands: as found with its sides refined
-    on the photo (unless they are `refined` already), as found, then (when the dots confirm the
-    board but would move it) the dots' correction, again with its sides refined and as it is."""
-    out = []
-    for start, how in ((corners_xy, source), (None, "dots")):
-        if start is None:
-            # Any outline some dots agree with may be put right by them; the result is checked
-            # afresh, so a correction from a few chance specks confirms nothing.
-            fitted = [f for f in out if f.check.found > 0]
-            if not fitted:
-                break
-            start = max(fitted, key=lambda f: f.check.found).check.corrected_xy
+    on the photo (unless they are `refined` already), as found, then the dots' correction of the
+    best of these, again refined and as it is, up to `cfg.corrections` times while more dots agree.
+    Any outline some dots agree with may be put right by them: each result is checked afresh, so a
+    correction from a few chance specks confirms nothing."""
+    out: list[_Found] = []
+    start, how, best_found = corners_xy, source, -1
+    for _ in range(1 + cfg.corrections):
         sides = None if refined and how == source else outline.refine_sides(img, start)
-        if sides is not None:
-            out.append(_check(small, scale, sides.corners, how + ", sides refined", cfg))
+        tries = ([(sides.corners, how + ", sides refined")] if sides is not None else []) + [(start, how)]
+        for corners, name in tries:
+            out.append(_check(small, scale, corners, name, cfg))
             if _stands(out[-1], cfg):
                 return out
-        out.append(_check(small, scale, start, how, cfg))
-        if _stands(out[-1], cfg):
-            return out
+        fitted = max(out, key=lambda f: f.check.found)
+        if fitted.check.found <= best_found:
+            break  # the last correction brought no more dots into agreement
+        start, how, best_found = fitted.check.corrected_xy, "dots", fitted.check.found
     return out
 
 

@@ -48,6 +48,8 @@ class LocateConfig:
     # An outline the dots would move less than this (mean over its corners) stands as found; the
     # dots' own scatter moves a right outline 1-3 mm on the development photos.
     consistent_mm: float = 4.5
+    corrections: int = 3  # times the dots may put an outline right, while more of them agree
+    max_outlines: int = 4  # colour outlines checked by the dots, best-fitting first, per search
     # The confidence falls to 0 when the dots would move the reported outline by this much: 1 % of
     # the board's 950 mm diagonal, the outline error that misreads tracks.
     bad_mm: float = 9.5

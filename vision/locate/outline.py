@@ -1,8 +1,8 @@
 """The board's outline by colour: the red-brown score-track band against whatever lies around it.
 
-In: the photo (BGR uint8) and a reduced copy (`rectify.shrink`). Out: `find_outline` gives the best
-`Outline` (corners in photo pixels, clockwise on screen, any start, and how well its sides fit), or
-None; it raises `BoardCutOff` when the frame cuts into the board. `board_order` then says which
+In: the photo (BGR uint8) and a reduced copy (`rectify.shrink`). Out: `find_outlines` gives the outlines
+that fit, best first (corners in photo pixels, clockwise on screen, any start, and how well their
+sides fit), and whether the frame seems to cut into the board. `board_order` then says which
 corner is the board's top-left. Nothing here is trusted alone: `vision.locate` checks every outline
 by the city dots before it is read.
 
@@ -37,7 +37,6 @@ import numpy as np
 
 from scoring.board import load_board
 from vision.locate.dots import dot_map
-from vision.locate.errors import CUT_OFF_MESSAGE, BoardCutOff
 from vision.rectify import BOARD_MM, flatten
 
 BAND_MM = 24.5  # width of the score-track band
@@ -55,9 +54,10 @@ class _Candidate:
     seen_quality: float = 1.0  # the worst side that is not the frame's edge (0 if under two)
 
 
-def find_outline(img: np.ndarray, small: np.ndarray, scale: float) -> _Candidate | None:
-    """The best-fitting outline (photo pixels of `img`; `small` = `img` shrunk by `scale`), or None
-    when no candidate fits well enough. Raises `BoardCutOff` when the best fits run into the frame."""
+def find_outlines(img: np.ndarray, small: np.ndarray, scale: float, exhaustive: bool = False) -> tuple[list[_Candidate], bool]:
+    """Outlines that fit (photo pixels of `img`; `small` = `img` shrunk by `scale`), best first, and
+    whether the best fits run into the frame (the board may be cut off). The search stops at the
+    first clean fit unless `exhaustive` (when the clean fit turned out to be the table's)."""
     best, cut_seen, tried = None, False, []
     # The warm-light candidates only when no other candidate fits well enough to be kept.
     candidates = itertools.chain(
@@ -79,24 +79,19 @@ def find_outline(img: np.ndarray, small: np.ndarray, scale: float) -> _Candidate
         tried.append(cand)
         if best is None or cand.quality > best.quality:
             best = cand
-        if best.quality >= GOOD_QUALITY:
+        if best.quality >= GOOD_QUALITY and not exhaustive:
             break  # candidates come strongest first; a clean fit needs no rivals
-    if best is not None and best.quality < GOOD_QUALITY:
+    if best is not None and (best.quality < GOOD_QUALITY or exhaustive):
         # Three good sides and a missed fourth: complete the likeliest few candidates.
         for cand in sorted(tried, key=lambda c: -c.quality)[:3]:
             completed = _complete_weak_side(img, cand)
             # Only a clear gain: a side slid onto some inner edge can score a little higher.
-            if completed is not None and completed.quality > max(best.quality, cand.quality + 0.05):
-                best = completed
-            if best.quality >= GOOD_QUALITY:
-                break
+            if completed is not None and completed.quality > cand.quality + 0.05:
+                tried.append(completed)
     if best is None:
-        return None
-    if (cut_seen and best.quality < GOOD_QUALITY) or (best.cut_off and best.quality >= MIN_QUALITY):
-        raise BoardCutOff(CUT_OFF_MESSAGE)
-    if best.quality < MIN_QUALITY:
-        return None
-    return best
+        return [], False
+    cut = (cut_seen and best.quality < GOOD_QUALITY) or (best.cut_off and best.quality >= MIN_QUALITY)
+    return sorted((c for c in tried if c.quality >= MIN_QUALITY), key=lambda c: -c.quality), cut
 
 
 def board_order(small: np.ndarray, scale: float, corners: np.ndarray) -> np.ndarray:

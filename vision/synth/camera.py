@@ -113,6 +113,14 @@ def table(rng: np.random.Generator, size_wh: tuple[int, int]) -> np.ndarray:
     return _usual_table(rng, size_wh)[0]
 
 
+def hostile_surround(rng: np.random.Generator, camera: Camera, kind: str = "hostile") -> tuple[np.ndarray, str]:
+    """A hostile table (`kind`: one of `HOSTILE_KINDS`, or "hostile" for any) with what lies
+    beside the board, for a board that `camera` sees, and the kind drawn: to lay another board
+    picture (e.g. a real photo's board) onto."""
+    hostile = _Hostile(rng, camera, kind)
+    return hostile.under(), hostile.kind
+
+
 def _usual_table(rng: np.random.Generator, size_wh: tuple[int, int]) -> tuple[np.ndarray, str]:
     """`table`, and which kind it drew (the draws are those `table` has always made)."""
     w, h = size_wh
