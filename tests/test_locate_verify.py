@@ -88,15 +88,22 @@ def test_confidence_flags_every_outline_a_percent_off_and_no_right_one(photos):
 
 
 def test_located_on_hostile_tables_or_refused_never_wrong():
-    """Checked cloth, stone, red-brown wood, a table edge with a chair, boxes and hands."""
-    for seed in range(4):
-        p = render_photo(np.random.default_rng(500 + seed), {"green": [3, 50]}, size_wh=(1600, 1200),
-                         backgrounds="hostile")
+    """A fixed set of renders on checked cloth, stone, red-brown wood, a table edge with a chair,
+    tiles, with boxes, cards and hands: every board found or refused, none wrong; the floor (most
+    found, corners within 0.3 % on average) is what the locator does today, so a change that
+    loses boards or precision fails here."""
+    errors, refused = [], 0
+    for seed in range(10):
+        p = render_photo(np.random.default_rng(500 + seed), {"green": [3, 50], "black": [7, 70]},
+                         size_wh=(1600, 1200), backgrounds="hostile")
         try:
             loc = locate_board(p.image_bgr)
         except BoardNotFound:
+            refused += 1
             continue
-        assert _err_pct(loc.corners_xy, p.corners_xy) < 0.8
+        errors.append(_err_pct(loc.corners_xy, p.corners_xy))
+    assert max(errors) < 1.0, errors  # never a wrong outline
+    assert refused <= 2 and float(np.mean(errors)) <= 0.3, (refused, errors)
 
 
 def _chessboard(w=1600, h=1200, n=9):
