@@ -16,9 +16,11 @@ The stages, each its own module:
    a table edge) is caught, and so is one turned the wrong way round;
 3. find again (`printed`): when the colour outline is not confirmed, the board's print is matched
    (SIFT features against the packaged reference of the empty board, MAGSAC), its sides refined
-   as in 1, and checked as in 2;
-4. choose: an outline the dots confirm and would move by less than `consistent_mm` stands as
-   found; else the dots' own correction of the best confirmed outline. Nothing confirmed: refused.
+   as in 1, and checked as in 2; then every colour outline, not only the first clean one;
+4. choose: the first outline the dots confirm and would move by less than `consistent_mm` stands
+   as found. An outline some dots agree with is put right by them (their homography) and checked
+   afresh, up to `corrections` times. Nothing confirmed: refused, saying why (no board, cut off,
+   mirrored, too small to check, or not confirmed).
 The confidence says how far the reported outline may still be off by the dots (how far they would
 move it, and how well they agree among themselves): 0 at 1 % of the board's diagonal.
 """
@@ -53,7 +55,7 @@ class _Found:
     """One outline found, with the dots' verdict on it."""
 
     corners_xy: np.ndarray  # (4, 2) photo pixels, board order
-    source: str  # "colour", "print" or "print, sides refined"
+    source: str  # where it came from: "colour", "print" or "dots" (a correction), maybe ", sides refined"
     check: DotCheck
 
 
