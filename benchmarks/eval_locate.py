@@ -100,7 +100,9 @@ def _keystone(img, corners, rng, amount=0.12):
 
 
 def _on_table(img, corners, rng, kind):
-    """The board (inside its truth corners, grown by 2 mm) laid onto a hostile table."""
+    """The board (inside its truth corners, grown by 5 mm: the hand-clicked corners are a few pixels
+    off, and a seam on the band would be a straight edge no real board has) laid onto a hostile
+    table."""
     from vision.rectify import BOARD_MM, board_to_photo_homography
     from vision.synth.camera import Camera, hostile_surround
 
@@ -109,8 +111,8 @@ def _on_table(img, corners, rng, kind):
     H = board_to_photo_homography(c)
     cam = Camera(H, np.array([BOARD_MM[0] / 2, BOARD_MM[1] / 2, 700.0]), (w, h), 0.0, 0.0)
     bg, _ = hostile_surround(rng, cam, kind)
-    grown = cv2.perspectiveTransform(np.array([[-2, -2], [BOARD_MM[0] + 2, -2], [BOARD_MM[0] + 2, BOARD_MM[1] + 2],
-                                               [-2, BOARD_MM[1] + 2]], float).reshape(-1, 1, 2), H).reshape(-1, 2)
+    grown = cv2.perspectiveTransform(np.array([[-5, -5], [BOARD_MM[0] + 5, -5], [BOARD_MM[0] + 5, BOARD_MM[1] + 5],
+                                               [-5, BOARD_MM[1] + 5]], float).reshape(-1, 1, 2), H).reshape(-1, 2)
     mask = np.zeros((h, w), np.uint8)
     cv2.fillConvexPoly(mask, np.round(grown).astype(np.int32), 1)
     out = np.where(mask[..., None] > 0, img, bg.astype(np.uint8))
