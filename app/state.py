@@ -400,14 +400,17 @@ def _route_points(length: int) -> int:
     return route_points(length)
 
 
-def marker_hints(tab: TableState, photo: PhotoCheck | None = None, max_fixes: int = 3) -> list[MarkerHint]:
+def marker_hints(tab: TableState, photo: PhotoCheck | None = None, max_fixes: int = 3,
+                 claims: dict[str, list[int]] | None = None) -> list[MarkerHint]:
     """For each player whose marker disagrees with their route points: which single track, given
     to them or taken from them, would close the gap (a lap of 100 allowed). With a photo, only
     changes it finds plausible (doubtful tracks, or ones whose evidence gives the new owner at
     least 1 %), likeliest first; a change that makes another player's entered marker disagree
-    is left out. `all_agree` says when every entered marker then agrees."""
+    is left out. `all_agree` says when every entered marker then agrees. `claims`: the claims
+    scored (default: the page's; the app passes those `scoring.review` kept)."""
     board = load_board()
-    claims = tab.claims()
+    claims = claims if claims is not None else tab.claims()
+    owner_of = {i: c for c, ids in claims.items() for i in ids}
     points = {c: sum(_route_points(board.tracks[i].length) for i in ids) for c, ids in claims.items()}
     markers = tab.markers()
 
@@ -421,18 +424,20 @@ def marker_hints(tab: TableState, photo: PhotoCheck | None = None, max_fixes: in
             continue
         fixes = []
         for t in board.tracks:
-            was = tab.owners.get(t.id)
+            was = owner_of.get(t.id)
             pts = _route_points(t.length)
             if was == c:
                 options = [o for o in [None] + list(claims) if o != c]
                 change = {c: -pts}
             else:
                 other = board.double_of(t)
-                if other is not None and tab.owners.get(other.id) == c:
+                if other is not None and owner_of.get(other.id) == c:
                     continue  # a player holds one track of a double
                 options = [c]
                 change = {c: pts} | ({was: -pts} if was else {})
             for new in options:
+                if tab.owners.get(t.id) == new:
+                    continue  # (a claim the rules set aside: the page has it already)
                 delta = dict(change)
                 if was == c and new:
                     delta[new] = delta.get(new, 0) + pts

@@ -714,7 +714,7 @@ if scored is not None:
                                        key=f"check_{s.track_id}", on_click=pick_track, args=(s.track_id,),
                                        icon=":material/search:", width="stretch")
     n_fix = 0
-    for hint in S.marker_hints(tab, ss["photo_check"]):
+    for hint in S.marker_hints(tab, ss["photo_check"], claims=review.claims):
         gap = hint.reported - hint.expected
         text = (f"**{tab.display_name(hint.color)}**: the score track says {hint.reported}, the routes on "
                 f"the board make {hint.expected} ({abs(gap)} {'short' if gap > 0 else 'over'}).")

@@ -311,3 +311,18 @@ def test_a_doubtful_track_found_right_is_no_longer_to_check(example_reading):
     opts = at.selectbox(key="sel_track").options
     assert sum(o.startswith("(?) ") for o in opts) == len(doubtful) - 1
     assert at.session_state["owners"][first.track_id] == first.owner  # nothing else changed
+
+
+def test_the_ranking_puts_the_winners_first_and_says_what_decided_a_tie():
+    six = [t for t in BOARD.tracks if t.length == 6 and BOARD.double_of(t) is None]
+    tab = S.TableState(players=["red", "blue", "green"], owners={six[0].id: "red", six[1].id: "blue",
+                                                                 tid("Seattle", "Portland"): "green"},
+                       names={"blue": "Bo"})
+    sheet = S.score(tab).sheet
+    assert sheet["winners"] == ["red", "blue"] and sheet["decided_by"] == "shared"
+    places = S.ranking(sheet, tab)
+    assert [(p.place, p.name, p.total, p.note) for p in places] == [
+        (1, "Red", 25, "shared win"), (1, "Bo (blue)", 25, "shared win"), (3, "Green", 1, "")]
+    tab.tickets = {"blue": ["Seattle – Los Angeles"]}  # blue fails a ticket: red wins on points
+    places = S.ranking(S.score(tab).sheet, tab)
+    assert [(p.place, p.color, p.note) for p in places] == [(1, "red", ""), (2, "blue", ""), (3, "green", "")]
