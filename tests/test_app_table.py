@@ -326,3 +326,14 @@ def test_the_ranking_puts_the_winners_first_and_says_what_decided_a_tie():
     tab.tickets = {"blue": ["Seattle – Los Angeles"]}  # blue fails a ticket: red wins on points
     places = S.ranking(S.score(tab).sheet, tab)
     assert [(p.place, p.color, p.note) for p in places] == [(1, "red", ""), (2, "blue", ""), (3, "green", "")]
+
+
+def test_the_example_shows_no_warning_its_measured_corners_contradict(example_reading):
+    """The example's corners are right (within 1.5 px of its truth): no "outline uncertain" on the page."""
+    import numpy as np
+
+    truth = json.loads((ROOT / "examples" / "board.truth.json").read_text())
+    assert np.abs(np.asarray(truth["corners"]) - example_reading.location.corners_xy).max() < 1.5
+    at = start()
+    at.button(key="example").click().run()
+    assert "outline" not in texts(at.warning)
