@@ -22,6 +22,17 @@ measured against the board's paper, since rendered plastic colours are only near
    image size, patch geometry, seeds, epochs, versions, metrics. The reader loads that file, so its
    preprocessing cannot drift from training.
 
+5. With `--real DIR` (a folder of real photos and their truth, e.g. `../shared/real/dev`), the net
+   also learns from real cars (`models.real`): every photo of DIR is read by the reader itself and
+   the patches it hands its classifier are kept, labelled from DIR/gt/*.json. If a starting net
+   is there (`--init`, default the packaged `models/space_classifier.onnx`), it is fine-tuned on those
+   patches (augmented: white balance, light, blur, shifts) and on `count` freshly rendered boards
+   (default 6, seeds from `seed + 90000`) for `epochs` (default 2), keeping its patch geometry; with
+   `--init none` (or none there) the recipe above runs with the real patches added to every
+   teacher's training patches. `--leave-out STATE` keeps one board state's photos (A, B, D; the
+   empty boards: `empty`) out of training, to read them afterwards; the config names what was left
+   out and the top-1 on its patches before and after. Nothing of DIR is written under `--out`.
+
 Needs the training extra (`pip install .[train]`: ultralytics, torch, onnx, onnxslim). Runs on the
 CPU (about 35 minutes on two cores with the defaults) or, with `--device 0`, on a CUDA GPU (a few
 minutes). A teacher trained on the CPU is repeatable bit for bit; the student is not (the same
@@ -73,6 +84,14 @@ def add_arguments(parser):
                         help="cpu (default, the committed model's) or a CUDA device such as 0")
     parser.add_argument("--renderer-plastic", action="store_true",
                         help="keep the renderer's plastic colours (no brighter plastic, see _WiderPlastic)")
+    parser.add_argument("--real", metavar="DIR",
+                        help="also learn from the real photos in DIR (with DIR/gt/*.json), see models/real.py")
+    parser.add_argument("--leave-out", metavar="STATE", default="none",
+                        help="with --real: leave that board state's photos out of training (A, B, D, empty; "
+                             "default none)")
+    parser.add_argument("--init", metavar="ONNX|none",
+                        help="with --real: the net to fine-tune (default: the packaged model; none: train "
+                             "from the yaml with the real patches added)")
 
 
 def _size(text: str) -> tuple[int, int]:
@@ -263,7 +282,139 @@ def _version(package: str) -> str | None:
         return None
 
 
+REAL_DEFAULTS = {"count": 6, "epochs": 2}  # a fine-tune on real patches: fresh rendered boards, epochs
+REAL_SMOKE = {"count": 1, "epochs": 1}
+REAL_RENDER_SEED_OFFSET = 90000  # its rendered boards: seeds none of the teachers drew
+
+
+def _real_setup(args):
+    """--real / --leave-out / --init checked: (real dir or None, leave-out state or None, init ONNX
+    or None)."""
+    leave_out = None if str(args.leave_out).lower() == "none" else args.leave_out
+    if not args.real:
+        if leave_out or args.init:
+            raise TtrError("--leave-out and --init go with --real DIR")
+        return None, None, None
+    from models.real import real_photos, state_of
+
+    real = Path(args.real)
+    if not real.is_dir() or not (real / "gt").is_dir():
+        raise TtrError(f"--real {args.real}: not a folder with photos and a gt/ folder of their truth")
+    photos = real_photos(real)
+    if not photos:
+        raise TtrError(f"--real {args.real}: no photo there has its truth in gt/")
+    states = sorted({state_of(t) for _, t in photos})
+    if leave_out and leave_out not in states:
+        raise TtrError(f"--leave-out {leave_out}: no such board state in {args.real} (it has {', '.join(states)})")
+    init = None
+    if args.init is None or args.init.lower() != "none":
+        from vision.classify import default_model_paths
+
+        init = Path(args.init) if args.init else default_model_paths()[0]
+        if not init.is_file() or not init.with_suffix(".json").is_file():
+            if args.init:
+                raise TtrError(f"--init {args.init}: no ONNX model with its .json config beside it")
+            init = None  # no packaged model: train from the yaml with the real patches added
+    return real, leave_out, init
+
+
+def _real_config(real, leave_out, photos, x_train, y_train, x_held, y_held) -> dict:
+    by_class = lambda y: {c: int((y == k).sum()) for k, c in enumerate(CLASSES)}  # noqa: E731
+    return {"dir": str(real), "leave_out": leave_out,
+            "photos_trained": sorted(o["photo"] for o in photos if not (leave_out and o["state"] == leave_out)),
+            "photos_left_out": sorted(o["photo"] for o in photos if leave_out and o["state"] == leave_out),
+            "patches_trained": by_class(y_train), "patches_left_out": by_class(y_held),
+            "patches_unsure_dropped": int(sum((o["labels"] < 0).sum() for o in photos)),
+            "cut_by": "vision.read.Reader.read_path (its classifier's first look), see models/real.py"}
+
+
+def _finetune_run(args, real: Path, leave_out, init: Path) -> int:
+    """`ttr train --real DIR` with a starting net: fine-tune it on real and fresh rendered patches."""
+    from models.real import collect, finetune, sha256, split, top1
+
+    p = dict(DEFAULTS)
+    p.update(REAL_SMOKE if args.smoke else REAL_DEFAULTS)
+    for key in ("count", "epochs"):
+        if getattr(args, key):
+            p[key] = getattr(args, key)
+    init_cfg = json.loads(init.with_suffix(".json").read_text(encoding="utf-8"))
+    # The fine-tuned net keeps its starting net's input: patch size, side and parallax height.
+    p["imgsz"], p["side_mm"] = int(init_cfg["imgsz"]), float(init_cfg["crop"]["side_mm"])
+    p["car_seen_height_mm"] = float(init_cfg["crop"].get("car_seen_height_mm", 0.0))
+    if args.imgsz != DEFAULTS["imgsz"] and args.imgsz != p["imgsz"]:
+        raise TtrError(f"--imgsz {args.imgsz}: a fine-tune keeps its starting net's {p['imgsz']}")
+    if args.car_seen_height and args.car_seen_height != p["car_seen_height_mm"]:
+        raise TtrError(f"--car-seen-height {args.car_seen_height}: a fine-tune keeps its starting net's "
+                       f"{p['car_seen_height_mm']} mm")
+    p["seed"] = args.seed
+    if args.photo_size:
+        p["photo_wh"] = "mixed" if args.photo_size == "mixed" else _size(args.photo_size)
+    if args.smoke:
+        p["photo_wh"] = SMOKE["photo_wh"]
+    out_dir = Path(args.out)
+    work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="ttr_train_"))
+    work.mkdir(parents=True, exist_ok=True)
+    start = work / "init"  # a copy: --out may be the starting net's own folder
+    start.mkdir(exist_ok=True)
+    shutil.copyfile(init, start / "space_classifier.onnx")
+    shutil.copyfile(init.with_suffix(".json"), start / "space_classifier.json")
+    init_copy = start / "space_classifier.onnx"
+    seconds: dict = {}
+    t0 = time.time()
+    photos = collect(real, init_copy, work / "real_cache", p["car_seen_height_mm"])
+    x_train, y_train, x_held, y_held = split(photos, leave_out)
+    seconds["real_patches"] = time.time() - t0
+    t0 = time.time()
+    render_seed = p["seed"] + REAL_RENDER_SEED_OFFSET
+    render_dir = work / "render"
+    if render_dir.exists():
+        shutil.rmtree(render_dir)
+    counts = {"train": {}}
+    if p["count"] > 0:
+        counts = render_patches(render_dir, p["count"], render_seed, p["imgsz"], p["side_mm"], p["photo_wh"],
+                                p["corner_jitter"], wider_plastic=not args.renderer_plastic,
+                                car_seen_height_mm=p["car_seen_height_mm"])
+    seconds["render"] = time.time() - t0
+    out_dir.mkdir(parents=True, exist_ok=True)
+    ft = finetune(init_copy, x_train, y_train, [render_dir] if p["count"] > 0 else [],
+                  out_dir / "space_classifier.onnx", work / "finetune", p["epochs"], p["batch"], p["seed"],
+                  device=args.device)
+    seconds["finetune"] = ft.pop("seconds")
+    config = _config(p, args, CLASSES, counts, {}, {}, [render_seed])
+    config["model"] = "yolo11n-cls.yaml, fine-tuned from the starting net's weights (fused, as exported)"
+    config["init"] = {"onnx": str(init), "sha256": sha256(init), "command": init_cfg.get("command"),
+                      "teachers": init_cfg.get("teachers")}
+    config["real"] = _real_config(real, leave_out, photos, x_train, y_train, x_held, y_held)
+    config["finetune"] = ft
+    (out_dir / "space_classifier.json").write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
+    config["metrics"] = {"real_train_top1": top1(out_dir / "space_classifier.onnx", x_train, y_train),
+                         "real_train_top1_init": top1(init_copy, x_train, y_train),
+                         "real_left_out_top1": top1(out_dir / "space_classifier.onnx", x_held, y_held),
+                         "real_left_out_top1_init": top1(init_copy, x_held, y_held)}
+    config["seconds"] = {k: round(v, 1) for k, v in seconds.items()}
+    (out_dir / "space_classifier.json").write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
+    m = config["metrics"]
+    held = (f", left out ({leave_out}) top1 {m['real_left_out_top1']:.3f} (start {m['real_left_out_top1_init']:.3f})"
+            if m["real_left_out_top1"] is not None else "")
+    print(f"wrote {out_dir / 'space_classifier.onnx'} and space_classifier.json (fine-tuned from {init}; real "
+          f"train top1 {m['real_train_top1']:.3f} (start {m['real_train_top1_init']:.3f}){held})")
+    if not args.work:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+def _add_real_patches(data_dir: Path, x: np.ndarray, y: np.ndarray) -> None:
+    """Write real patches into a teacher's training folder (`--real` without a starting net)."""
+    import cv2
+
+    for k, (patch, label) in enumerate(zip(x, y)):
+        cv2.imwrite(str(data_dir / "train" / CLASSES[int(label)] / f"real{k:05d}.png"), patch)
+
+
 def run(args) -> int:
+    real, leave_out, init = _real_setup(args)
+    if real is not None and init is not None:
+        return _finetune_run(args, real, leave_out, init)
     p = dict(DEFAULTS)
     if args.smoke:
         p.update(SMOKE)
@@ -290,6 +441,14 @@ def run(args) -> int:
         c = render_patches(data_dir, p["count"], seed, p["imgsz"], p["side_mm"], p["photo_wh"], p["corner_jitter"],
                            wider_plastic=not args.renderer_plastic, car_seen_height_mm=p["car_seen_height_mm"])
         seconds["render"] += time.time() - t0
+        if real is not None:
+            if k == 0:
+                from models.real import collect, split as real_split
+
+                photos = collect(real, None, work / "real_cache", p["car_seen_height_mm"], p["imgsz"], p["side_mm"])
+                x_real, y_real, x_held, y_held = real_split(photos, leave_out)
+            _add_real_patches(data_dir, x_real, y_real)
+            c["train_real"] = {name: int((y_real == i).sum()) for i, name in enumerate(CLASSES)}
         for split, by_class in c.items():
             for name, n in by_class.items():
                 counts.setdefault(split, {}).setdefault(name, 0)
@@ -321,6 +480,8 @@ def run(args) -> int:
     seconds = {k: round(v, 1) for k, v in seconds.items()}
     config = _config(p, args, classes, counts, final, seconds, seeds)
     config["teachers"] = len(seeds)
+    if real is not None:
+        config["real"] = _real_config(real, leave_out, photos, x_real, y_real, x_held, y_held)
     if not alone:
         config["student"] = {"epochs": p["student_epochs"], "label_weight": student["label_weight"],
                              "targets": "mean of the teachers' answers on each patch and its half-turned copy"}
