@@ -3,6 +3,8 @@ and the command line's small fixes (ttr detect's error line, overlay legend, ttr
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +17,8 @@ from scoring.review import hold_to_rules
 from scoring.score import score_game
 
 ROOT = Path(__file__).resolve().parents[1]
+# the installed command (the one on PATH beside this Python, as `pip install` puts it)
+TTR = shutil.which("ttr", path=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])) or "ttr"
 BOARD = load_board()
 
 
@@ -62,7 +66,7 @@ def test_a_ticket_held_twice_stays_with_the_first_player():
 
 
 def ttr(*args):
-    return subprocess.run([sys.executable, "-m", "app.cli", *args], capture_output=True, text=True, cwd=ROOT)
+    return subprocess.run([TTR, *args], capture_output=True, text=True, cwd=ROOT)
 
 
 def test_detect_names_a_bad_photo_once(tmp_path):
@@ -134,7 +138,7 @@ def test_detect_on_several_photos_shows_progress_on_a_terminal(tmp_path):
 
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # a terminal's size
-    proc = subprocess.Popen([sys.executable, "-m", "app.cli", "detect", str(fake), str(EXAMPLE), "--json"],
+    proc = subprocess.Popen([TTR, "detect", str(fake), str(EXAMPLE), "--json"],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=slave, text=True)
     os.close(slave)
     out, _ = proc.communicate(timeout=300)

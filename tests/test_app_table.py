@@ -5,6 +5,8 @@ words, and the games history (page and `ttr history`)."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +23,8 @@ from scoring.board import load_board  # noqa: E402
 from scoring.rules import route_points  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
+# the installed command (the one on PATH beside this Python, as `pip install` puts it)
+TTR = shutil.which("ttr", path=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])) or "ttr"
 EXAMPLE = ROOT / "examples" / "board.jpg"
 REAL_48 = ROOT.parent / "shared" / "real" / "dev" / "IMG_4134_small.jpg"
 BOARD = load_board()
@@ -201,7 +205,7 @@ def test_ttr_history_lists_the_games(db):
     hist.save("g1", {"table": {}}, GameSummary("classic", (PlayerTotal("red", "Ada", 90),
                                                           PlayerTotal("blue", "", 77)), ("red",)))
     hist.save("g2", {"table": {}})  # not scored yet: not listed
-    run = lambda *a: subprocess.run([sys.executable, "-m", "app.cli", "history", "--db", str(db), *a],  # noqa: E731
+    run = lambda *a: subprocess.run([TTR, "history", "--db", str(db), *a],  # noqa: E731
                                     capture_output=True, text=True, cwd=ROOT)
     r = run("--json")
     assert r.returncode == 0, r.stderr
@@ -211,7 +215,7 @@ def test_ttr_history_lists_the_games(db):
     text = run().stdout
     assert "Ada 90, blue 77" in text and "winner: Ada" in text and "[g1]" in text
     assert run("--delete", "g1").returncode == 0 and run("--json").stdout == ""
-    bad = subprocess.run([sys.executable, "-m", "app.cli", "history", "--db", str(db.parent / "none.sqlite")],
+    bad = subprocess.run([TTR, "history", "--db", str(db.parent / "none.sqlite")],
                          capture_output=True, text=True, cwd=ROOT)
     assert bad.returncode == 2 and bad.stderr.startswith("ttr: error:") and "no such file" in bad.stderr
 
