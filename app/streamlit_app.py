@@ -522,7 +522,7 @@ elif not ss["owners"]:
 # 1. Photo -------------------------------------------------------------------------------------
 st.file_uploader("Photograph the finished board, or upload a photo", key="photo",
                  type=["jpg", "jpeg", "png", "webp", "heic", "heif"],
-                 on_change=take_photo, args=("photo",))
+                 on_change=take_photo, args=("photo",), max_upload_size=MAX_UPLOAD_MB)
 with st.container(key="row_photo"):
     b1, b2, b3 = st.columns(3, vertical_alignment="center")
     b1.button("Example", key="example", on_click=take_example, icon=":material/image:",
@@ -797,7 +797,7 @@ with st.expander("Games played here", icon=":material/history:"):
 
 with st.expander("Load a saved game (JSON)", icon=":material/upload_file:"):
     st.file_uploader("A game file saved here or written for `ttr tally`", type=["json"],
-                     key="restore", on_change=restore_game)
+                     key="restore", on_change=restore_game, max_upload_size=MAX_UPLOAD_MB)
     if ss.get("restore_error"):
         st.error(ss["restore_error"], icon=":material/error:")
 
@@ -806,7 +806,7 @@ with st.expander("Calibrate the reader to your own board (optional)", icon=":mat
                "light; the reader then compares every space with how it looks on your board. "
                f"Kept in {CALIBRATION_DIR} for later games (like `ttr calibrate`).")
     st.file_uploader("Photos of the empty board", type=["jpg", "jpeg", "png", "webp", "heic", "heif"],
-                     accept_multiple_files=True, key="calib_photos")
+                     accept_multiple_files=True, key="calib_photos", max_upload_size=MAX_UPLOAD_MB)
     k1, k2 = st.columns(2)
     if k1.button("Calibrate", key="calibrate", icon=":material/tune:",
                  disabled=not ss.get("calib_photos"), width="stretch"):
