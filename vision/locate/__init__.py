@@ -22,7 +22,8 @@ The stages, each its own module:
    afresh, up to `corrections` times. Nothing confirmed: refused, saying why (no board, cut off,
    mirrored, too small to check, or not confirmed).
 The confidence says how far the reported outline may still be off by the dots (how far they would
-move it, and how well they agree among themselves): 0 at 1 % of the board's diagonal.
+move it, and how well they agree among themselves): 1 within 0.5 % of the board's diagonal, 0 from
+1 %, flagged under 0.5.
 """
 from __future__ import annotations
 
@@ -178,11 +179,13 @@ def _mirrored(small, ref, cfg) -> bool:
 def _confidence(check: DotCheck, cfg: LocateConfig) -> float:
     """0..1 from how far the outline may be off: the distance the dots would still move it, plus
     twice the scatter of their fit at the corners (rms / sqrt(dots), times ~3 for carrying it from
-    the dots out to the corners); 0 at `bad_mm`."""
+    the dots out to the corners). 1 up to `good_mm` (0.5 % of the diagonal), 0 from `bad_mm` (1 %,
+    the error that misreads tracks), so it falls under 0.5 (flagged) past 0.75 %."""
     if check.found == 0:
         return 0.0
     spread = 3.0 * check.rms_mm / np.sqrt(check.found)
-    return float(np.clip(1.0 - (check.correction_mm + 2.0 * spread) / cfg.bad_mm, 0.0, 1.0))
+    off = check.correction_mm + 2.0 * spread
+    return float(np.clip(1.0 - (off - cfg.good_mm) / (cfg.bad_mm - cfg.good_mm), 0.0, 1.0))
 
 
 def _orientation_of(corners: np.ndarray) -> int:

@@ -13,8 +13,7 @@ class DotConfig:
     """Checking an outline by the 36 city dots (`dots.check_outline`)."""
 
     px_per_mm: float = 2.0  # the flattening the dots are found on (a dot is ~10 mm across)
-    reach_mm: float = 14.0  # first round: how far from its place a dot is looked for
-    second_reach_mm: float = 4.0  # second round, on the outline the first put right
+    reach_mm: float = 14.0  # how far from its place a dot is looked for
     # A dot's copper-disc response, at least (0..1): low, since blur and dim light weaken a dot
     # and the homography's consensus, not this, tells dots from other things.
     min_response: float = 0.03
@@ -50,8 +49,9 @@ class LocateConfig:
     consistent_mm: float = 4.5
     corrections: int = 3  # times the dots may put an outline right, while more of them agree
     max_outlines: int = 4  # colour outlines checked by the dots, best-fitting first, per search
-    # The confidence falls to 0 when the dots would move the reported outline by this much: 1 % of
-    # the board's 950 mm diagonal, the outline error that misreads tracks.
+    # The confidence is 1 while the dots say the outline is within `good_mm` (0.5 % of the board's
+    # 950 mm diagonal) and 0 from `bad_mm` (1 %, the outline error that misreads tracks).
+    good_mm: float = 4.75
     bad_mm: float = 9.5
     # Below this the city dots (10 mm) are a few pixels wide and cannot confirm an outline.
     min_px_per_mm: float = 0.6

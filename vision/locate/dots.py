@@ -55,14 +55,13 @@ def _copper_luts():
     return lut_h, lut_s, lut_v
 
 
-_COPPER_LUTS = _copper_luts()
+_COPPER_LUT = np.stack(_copper_luts(), axis=-1)[None].astype(np.float32)  # (1, 256, 3): one table a channel
 
 
 def dot_map(flat_bgr: np.ndarray, px_per_mm: float) -> np.ndarray:
     """Response to small copper discs (the city dots): copper-ness, disc minus its surround."""
-    hsv = cv2.cvtColor(flat_bgr, cv2.COLOR_BGR2HSV)
-    lut_h, lut_s, lut_v = _COPPER_LUTS
-    copper = lut_h[hsv[:, :, 0]] * lut_s[hsv[:, :, 1]] * lut_v[hsv[:, :, 2]]
+    w = cv2.LUT(cv2.cvtColor(flat_bgr, cv2.COLOR_BGR2HSV), _COPPER_LUT)
+    copper = w[:, :, 0] * w[:, :, 1] * w[:, :, 2]
     k1 = max(3, int(round(DOT_MM * px_per_mm)) | 1)
     k2 = max(k1 + 2, int(round(DOT_SURROUND_MM * px_per_mm)) | 1)
     return cv2.blur(copper, (k1, k1)) - cv2.blur(copper, (k2, k2))
@@ -118,46 +117,33 @@ def find_dots(image_bgr: np.ndarray, board_to_image: np.ndarray, px_per_mm: floa
 
 
 def check_outline(image_bgr: np.ndarray, corners_xy, dots_mm: np.ndarray, cfg: DotConfig = DotConfig()) -> DotCheck:
-    """The city dots' verdict on an outline (photo pixels of `image_bgr`, board order).
-
-    Two rounds: the first looks for each dot within `cfg.reach_mm` (a coarse outline may be a
-    centimetre off), the second, on the outline the first put right, within `cfg.second_reach_mm`.
-    `found` and `correction_mm` are the first round's: how many dots agree with the outline as
-    given, and how far it is from them (in the second round's narrow windows, any speck would
-    agree).
-    """
+    """The city dots' verdict on an outline (photo pixels of `image_bgr`, board order): each dot
+    looked for within `cfg.reach_mm` of its place (a coarse outline may be a centimetre off), one
+    homography fitted robustly to those found, and the outline that homography puts right. (To put
+    right an outline further off, check the corrected one again: `vision.locate` does.)"""
     corners = np.asarray(corners_xy, dtype=np.float64).reshape(4, 2)
-    total = len(dots_mm)
-    failed = DotCheck(0, total, float("inf"), float("inf"), corners)
-    correction, found, rms = None, 0, float("inf")
-    reach = cfg.reach_mm
-    for _ in range(2):
-        try:
-            H_photo = board_to_photo_homography(corners)
-            seen, peak = find_dots(image_bgr, H_photo, cfg.px_per_mm, dots_mm, reach,
-                                   gain=paper_gain(image_bgr, H_photo))
-        except (ValueError, cv2.error):
-            return failed
-        ok = peak > cfg.min_response
-        if ok.sum() < cfg.min_fit:
-            return failed if correction is None else DotCheck(0, total, float("inf"), correction, corners)
-        H, inl = cv2.findHomography(dots_mm[ok], seen[ok], cv2.RANSAC, cfg.inlier_mm)
-        if H is None or inl is None or inl.sum() < cfg.min_fit:
-            return failed if correction is None else DotCheck(0, total, float("inf"), correction, corners)
-        inl = inl.ravel().astype(bool)
-        H, _ = cv2.findHomography(dots_mm[ok][inl], seen[ok][inl], 0)  # least squares on the inliers
-        res = np.linalg.norm(cv2.perspectiveTransform(dots_mm[ok][inl].reshape(-1, 1, 2), H).reshape(-1, 2)
-                             - seen[ok][inl], axis=1)
-        rms = float(np.sqrt(np.mean(res ** 2)))
-        moved = cv2.perspectiveTransform(board_corners_mm().reshape(-1, 1, 2), H).reshape(-1, 2)
-        if correction is None:
-            found = int(inl.sum())
-            correction = float(np.mean(np.linalg.norm(moved - board_corners_mm(), axis=1)))
-        # The dots seen at board-frame point H(d) of this outline belong at d: compose.
-        corners = cv2.perspectiveTransform(board_corners_mm().reshape(-1, 1, 2),
-                                           board_to_photo_homography(corners) @ H).reshape(-1, 2)
-        reach = cfg.second_reach_mm
-    return DotCheck(found, total, rms, correction, corners)
+    failed = DotCheck(0, len(dots_mm), float("inf"), float("inf"), corners)
+    try:
+        H_photo = board_to_photo_homography(corners)
+        seen, peak = find_dots(image_bgr, H_photo, cfg.px_per_mm, dots_mm, cfg.reach_mm,
+                               gain=paper_gain(image_bgr, H_photo))
+    except (ValueError, cv2.error):
+        return failed
+    ok = peak > cfg.min_response
+    if ok.sum() < cfg.min_fit:
+        return failed
+    H, inl = cv2.findHomography(dots_mm[ok], seen[ok], cv2.RANSAC, cfg.inlier_mm)
+    if H is None or inl is None or inl.sum() < cfg.min_fit:
+        return failed
+    inl = inl.ravel().astype(bool)
+    H, _ = cv2.findHomography(dots_mm[ok][inl], seen[ok][inl], 0)  # least squares on the inliers
+    res = np.linalg.norm(cv2.perspectiveTransform(dots_mm[ok][inl].reshape(-1, 1, 2), H).reshape(-1, 2)
+                         - seen[ok][inl], axis=1)
+    moved = cv2.perspectiveTransform(board_corners_mm().reshape(-1, 1, 2), H).reshape(-1, 2)
+    # The dots seen at board-frame point H(d) of this outline belong at d: compose.
+    corrected = cv2.perspectiveTransform(board_corners_mm().reshape(-1, 1, 2), H_photo @ H).reshape(-1, 2)
+    return DotCheck(int(inl.sum()), len(dots_mm), float(np.sqrt(np.mean(res ** 2))),
+                    float(np.mean(np.linalg.norm(moved - board_corners_mm(), axis=1))), corrected)
 
 
 def verified(check: DotCheck, cfg: DotConfig = DotConfig()) -> bool:
