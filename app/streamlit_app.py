@@ -461,10 +461,10 @@ def calibrate() -> None:
 
         try:
             cal, warnings = fit_calibration([str(p) for p in paths])
+            cal.save(CALIBRATION_DIR)  # atomic: a failed save keeps the calibration there was
         except TtrError as e:
             ss["calib_error"] = named(str(e))
             return
-        cal.save(CALIBRATION_DIR)
     reader.clear()
     ss["calib_note"] = " ".join([f"Calibrated from {len(files)} photo(s): later photos are read "
                                  "against your own board."] + [named(w) for w in warnings])
