@@ -98,7 +98,8 @@ class Game:
         variant_name = _check_variant(variant, problems)
         values = _check_ticket_values(variant_name, ticket_values, problems)
         players = []
-        for color in list(claims) + [c for c in list(tickets) + list(score_track) if c not in claims]:
+        # Each colour once, in `claims` order, then those with only tickets or a marker.
+        for color in dict.fromkeys(list(claims) + list(tickets) + list(score_track)):
             if color not in PLAYER_COLORS:
                 problems.append(f"unknown player colour {_quote(color)} (choose from {', '.join(PLAYER_COLORS)})")
             track_ids = []

@@ -212,3 +212,11 @@ def test_a_player_name_is_kept_and_checked():
     assert check_game(bad) == ["player red: name must be one line of text, at most 40 characters"]
     with pytest.raises(TtrError):
         parse_game(bad)
+
+
+def test_from_claims_takes_a_player_with_tickets_and_a_marker_but_no_cars_once():
+    from scoring.game import Game
+
+    game = Game.from_claims("classic", {"red": [0]}, tickets={"blue": [("Denver", "El Paso")]},
+                            score_track={"blue": 0, "red": 1})
+    assert [p.color for p in game.players] == ["red", "blue"]
