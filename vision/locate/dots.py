@@ -8,9 +8,9 @@ Why the dots: they are printed copper discs at known places on every copy of the
 map, never covered by cars, and their layout has no symmetry (a board turned half round or seen in
 a mirror puts no more than a few of them on dots). So they say whether an outline is the board's,
 the right way round, without looking at the table at all; and their 36 centres pin a homography to
-about a millimetre wherever the outline came from. Their centres are those the same detector finds
-on the reference photo of the empty board (`printed.PrintedReference.dots_mm`), so the detector's
-own lean (light on one side of a disc) cancels.
+about a millimetre wherever the outline came from. Their places are the template's city centres,
+which this same detector measured on the photo of the empty board (`calibration.measure.dot_centres`),
+so the detector's own lean (light on one side of a disc) cancels.
 """
 from __future__ import annotations
 
@@ -21,7 +21,6 @@ import numpy as np
 
 from vision.locate.config import DotConfig
 from vision.rectify import BOARD_MM, board_corners_mm, board_to_photo_homography
-
 
 DOT_MM = 5.0  # the disc's inner part the response averages (a city dot is ~10 mm across)
 DOT_SURROUND_MM = 13.0  # the square it is compared with
@@ -39,10 +38,6 @@ class DotCheck:
     rms_mm: float  # their residual after that homography
     correction_mm: float  # mean distance the board's corners move under it (0: the outline is exact)
     corrected_xy: np.ndarray  # (4, 2) the outline that puts the dots where they belong
-
-    @property
-    def share(self) -> float:
-        return self.found / self.total if self.total else 0.0
 
 
 def _copper_luts():
