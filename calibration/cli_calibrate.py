@@ -13,11 +13,17 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
+    import sys
+
+    from tqdm import tqdm
+
     from calibration.fit import CalibrationError, fit_calibration
     from scoring.files import writable_dir
 
     writable_dir(args.out, "calibration folder (--out)", CalibrationError)  # before minutes of work
-    cal, warnings = fit_calibration(args.photos)
+    # On stderr, and only on a terminal: stdout stays the plain summary scripts read.
+    with tqdm(total=2 * len(args.photos), desc="calibrating", unit="step", file=sys.stderr, disable=None) as bar:
+        cal, warnings = fit_calibration(args.photos, step=bar.update)
     path = cal.save(args.out)
     for w in warnings:
         print(f"warning: {w}")

@@ -238,20 +238,27 @@ def _load_view(p: Path, n: int, v) -> EmptyView:
     return EmptyView(img, arrays["lab"], arrays["spread"], photo, arrays.get("mean", arrays["lab"]))
 
 
-def fit_calibration(photos: list[str], reader=None) -> tuple[Calibration, list[str]]:
+def fit_calibration(photos: list[str], reader=None, step=None) -> tuple[Calibration, list[str]]:
     """Measure the empty board on each photo. Returns (calibration, warnings). A photo that cannot
     be read raises its PhotoError / locator error (one line: not an image, no board found, ...); a
-    photo of a played board raises CalibrationError (its cars would be learnt as the empty look)."""
+    photo of a played board raises CalibrationError (its cars would be learnt as the empty look).
+    `step()`, if given, is called once as each photo is found and once as it is measured (a
+    progress bar of 2 x photos)."""
     if not photos:
         raise CalibrationError("no photos to calibrate from")
     if len(photos) > MAX_VIEWS:
         raise CalibrationError(f"{len(photos)} photos; a calibration takes at most {MAX_VIEWS}")
-    flats = [_flatten_photo(photo) for photo in photos]
-    return fit_from_flattened(flats, [str(p) for p in photos], reader)
+    step = step or (lambda: None)
+    flats = []
+    for photo in photos:
+        flats.append(_flatten_photo(photo))
+        step()
+    return fit_from_flattened(flats, [str(p) for p in photos], reader, step)
 
 
-def fit_from_flattened(flats: list[np.ndarray], names: list[str], reader=None) -> tuple[Calibration, list[str]]:
-    """The calibration of empty boards already flattened at PX_PER_MM (see `fit_calibration`)."""
+def fit_from_flattened(flats: list[np.ndarray], names: list[str], reader=None, step=None) -> tuple[Calibration, list[str]]:
+    """The calibration of empty boards already flattened at PX_PER_MM (see `fit_calibration`;
+    `step()` is called as each is measured)."""
     from vision.read import PX_PER_MM, Reader
     from vision.spaces import (CropGeometry, align_to_reference, crop_spaces, normalise_light, register_to_template,
                                warp_quads_frame)
@@ -289,6 +296,8 @@ def fit_from_flattened(flats: list[np.ndarray], names: list[str], reader=None) -
                             "if a train stands there, take it off and calibrate again")
         views.append(EmptyView(norm, sp.lab.astype(float), sp.lab_spread.astype(float), name,
                                sp.lab_mean.astype(float)))
+        if step is not None:
+            step()
     return Calibration(tuple(views)), warnings
 
 
