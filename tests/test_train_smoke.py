@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -77,3 +78,86 @@ def test_a_bad_photo_size_is_a_one_line_error(text):
                         "train", "--photo-size", text, "--out", "unused"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 2
     assert r.stderr.strip().startswith("ttr: error: --photo-size") and "\n" not in r.stderr.strip()
+
+
+@pytest.fixture(scope="module")
+def fake_real(tmp_path_factory):
+    """A tiny stand-in for ../shared/real/dev made from renders: two played boards (one named state
+    A) and an empty one, with their truth in gt/ (the real folder's layout)."""
+    tmp_path = tmp_path_factory.mktemp("real")
+    real = tmp_path / "real"
+    r = subprocess.run([sys.executable, "-c", "import sys; from app.cli import main; sys.exit(main())",
+                        "render", "--out", str(real), "--count", "3", "--seed", "77", "--size", "1000x750",
+                        "--empty-fraction", "0.34"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    gts = sorted((real / "gt").glob("*.json"))
+    played = [g for g in gts if any(t["owner"] for t in json.loads(g.read_text())["tracks"])]
+    assert played
+    truth = json.loads(played[0].read_text())
+    truth["board_state"] = "A"
+    played[0].write_text(json.dumps(truth))
+    return real, played[0].stem
+
+
+def _train(args, tmp_path):
+    env = dict(os.environ, YOLO_OFFLINE="1", YOLO_AUTOINSTALL="false")
+    return subprocess.run([sys.executable, "-c", "import sys; from app.cli import main; sys.exit(main())",
+                           "train", *args], capture_output=True, text=True, timeout=900, env=env, cwd=tmp_path)
+
+
+def test_smoke_fine_tune_on_real_photos_leaving_one_state_out(tmp_path, fake_real):
+    """`ttr train --real DIR --leave-out A`: the packaged net fine-tuned on the patches the reader
+    cuts from DIR's photos (state A's left out), its config naming what was left out; the reader
+    takes it through TTR_SPACE_MODEL."""
+    from vision.classify import default_model_paths
+
+    if not default_model_paths()[0].exists():
+        pytest.skip("no packaged model to fine-tune")
+    real, stem_a = fake_real
+    out = tmp_path / "ft"
+    r = _train(["--smoke", "--real", str(real), "--leave-out", "A", "--out", str(out),
+                "--work", str(tmp_path / "work")], tmp_path)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    config = json.loads((out / "space_classifier.json").read_text())
+    assert config["real"]["leave_out"] == "A"
+    assert [Path(p).stem for p in config["real"]["photos_left_out"]] == [stem_a]
+    assert len(config["real"]["photos_trained"]) == 2
+    assert sum(config["real"]["patches_trained"].values()) >= 309
+    assert sum(config["real"]["patches_left_out"].values()) >= 250
+    assert config["classes"] == ["empty", "red", "blue", "green", "yellow", "black"]
+    assert config["crop"]["car_seen_height_mm"] == json.loads(default_model_paths()[1].read_text())["crop"][
+        "car_seen_height_mm"]
+    assert config["init"]["sha256"] and 0.0 <= config["metrics"]["real_left_out_top1"] <= 1.0
+    # Nothing of the real folder lands beside the weights.
+    assert sorted(p.name for p in out.iterdir()) == ["space_classifier.json", "space_classifier.onnx"]
+    # The reader reads with it when TTR_SPACE_MODEL names it.
+    env = dict(os.environ, TTR_SPACE_MODEL=str(out / "space_classifier.onnx"))
+    code = "from vision.read import Reader; print(Reader().classifier.config.raw['real']['leave_out'])"
+    rr = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env,
+                        cwd=tmp_path)
+    assert rr.returncode == 0, rr.stderr[-2000:]
+    assert rr.stdout.strip().splitlines()[-1] == "A"
+
+
+def test_smoke_real_patches_added_when_training_from_the_yaml(tmp_path, fake_real):
+    """`--init none`: no net to start from, so the recipe trains from the yaml with the real
+    patches (cut by the reader, with the recipe's own patch geometry) among the rendered ones."""
+    real, _ = fake_real
+    out = tmp_path / "m"
+    r = _train(["--smoke", "--teachers", "1", "--real", str(real), "--init", "none", "--out", str(out),
+                "--work", str(tmp_path / "work")], tmp_path)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    config = json.loads((out / "space_classifier.json").read_text())
+    assert config["real"]["leave_out"] is None and len(config["real"]["photos_trained"]) == 3
+    assert sum(config["patches"]["train_real"].values()) >= 3 * 250
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--leave-out", "A"], "--leave-out and --init go with --real"),
+    (["--real", "/nonexistent/real"], "--real /nonexistent/real: not a folder"),
+])
+def test_bad_real_options_are_one_line_errors(args, message):
+    r = subprocess.run([sys.executable, "-c", "import sys; from app.cli import main; sys.exit(main())",
+                        "train", *args, "--out", "unused"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2
+    assert r.stderr.strip().startswith("ttr: error: " + message) and "\n" not in r.stderr.strip()
