@@ -607,7 +607,12 @@ def _short(value: Any) -> str:
         text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else f"\"{value[:60]}\""
     except (TypeError, ValueError, RecursionError):
         text = repr(type(value).__name__)
+    # JSON escapes the control characters but not the other line breaks str.splitlines knows.
+    text = text.translate(_LINE_BREAKS)
     return text if len(text) <= 40 else text[:37] + "..."
+
+
+_LINE_BREAKS = {ord(c): f"\\u{ord(c):04x}" for c in "\x85\u2028\u2029"}
 
 
 def _kind(value: Any) -> str:

@@ -159,3 +159,12 @@ def test_a_long_city_name_is_refused_before_any_fuzzy_matching():
     assert time.perf_counter() - t0 < 1.0
     assert len(problems) == 100 and "no city name is longer than 40" in problems[0]
     assert len(problems[0]) < 200  # the name is shortened in the message
+
+
+@pytest.mark.parametrize("key", ["\x85", "a\u2028b", "c\u2029", "x\ny", "t\x0bu"])
+def test_a_key_holding_a_line_break_is_named_on_one_line(key):
+    """Found by the property above: JSON escapes control characters but not NEL or the Unicode
+    line and paragraph separators, which `str.splitlines` breaks at."""
+    with pytest.raises(TtrError) as e:
+        parse_game({key: None, "players": [{"color": "red"}]}, BOARD)
+    assert len(str(e.value).splitlines()) == 1, str(e.value)
