@@ -50,6 +50,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from tqdm import tqdm
 
 from scoring.errors import TtrError
 
@@ -136,7 +137,8 @@ def render_patches(out_dir: Path, count: int, seed: int, imgsz: int, side_mm: fl
         for c in CLASSES:
             (out_dir / split / c).mkdir(parents=True, exist_ok=True)
     t0 = time.time()
-    for i in range(count):
+    # Ultralytics shows each epoch; the boards rendered before it get a bar (stderr, a terminal only).
+    for i in tqdm(range(count), desc=f"rendering boards (seed {seed})", unit="board", file=sys.stderr, disable=None):
         s = seed + i
         rng = np.random.default_rng(s)
         claims = random_position(rng, board)
