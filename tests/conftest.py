@@ -1,7 +1,36 @@
 """Shared test settings: no test writes to the user's own data folder."""
 from __future__ import annotations
 
+import subprocess
+
 import pytest
+
+
+def run_with_stderr_on_a_terminal(args: list[str], cwd, timeout: float = 300) -> tuple[int, str, str]:
+    """Run `args` with stderr on a pseudo-terminal (where progress bars show) and stdout piped:
+    (exit status, stdout, what the terminal received)."""
+    import fcntl
+    import os
+    import pty
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # a terminal's size
+    proc = subprocess.Popen(args, cwd=cwd, stdout=subprocess.PIPE, stderr=slave, text=True)
+    os.close(slave)
+    out, _ = proc.communicate(timeout=timeout)
+    err = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the other end closed
+            break
+        if not chunk:
+            break
+        err += chunk
+    os.close(master)
+    return proc.returncode, out, err.decode(errors="replace")
 
 
 @pytest.fixture(autouse=True)

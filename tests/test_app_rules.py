@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import run_with_stderr_on_a_terminal
 
 from scoring.board import load_board
 from scoring.game import Game
@@ -127,32 +128,9 @@ def test_score_uses_a_game_files_routes_as_corrections(tmp_path):
 def test_detect_on_several_photos_shows_progress_on_a_terminal(tmp_path):
     """The bar goes to stderr when stderr is a terminal (a pseudo-terminal here); stdout stays
     the JSON Lines."""
-    import os
-    import pty
-
     fake = tmp_path / "fake.jpg"
     fake.write_bytes(b"not pixels")
-    import fcntl
-    import struct
-    import termios
-
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # a terminal's size
-    proc = subprocess.Popen([TTR, "detect", str(fake), str(EXAMPLE), "--json"],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=slave, text=True)
-    os.close(slave)
-    out, _ = proc.communicate(timeout=300)
-    err = b""
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        err += chunk
-    os.close(master)
-    assert proc.returncode == 1
+    rc, out, text = run_with_stderr_on_a_terminal([TTR, "detect", str(fake), str(EXAMPLE), "--json"], ROOT)
+    assert rc == 1
     assert [json.loads(line)["image"] for line in out.splitlines()] == [str(fake), str(EXAMPLE)]
-    text = err.decode(errors="replace")
     assert "reading" in text and "2/2" in text and "photo" in text, text
