@@ -210,8 +210,8 @@ def main(argv=None) -> int:
 def _check_outlines(gts, dev, only):
     """How the dots score the truth outline and the truth moved by 1.2 % of the diagonal (three
     seeded directions per photo): (flagged, n) for each."""
-    from vision.locate import LocateConfig, _confidence, _dots_mm
-    from vision.locate.dots import check_outline
+    from vision.locate import LocateConfig, _confidence
+    from vision.locate.dots import check_outline, city_dots_mm
     from vision.rectify import shrink
 
     cfg = LocateConfig()
@@ -223,13 +223,13 @@ def _check_outlines(gts, dev, only):
         small, scale = shrink(load_photo(dev / truth["photo"]), cfg.work_side)
         t = (np.asarray(truth["corners"], float) + 0.5) * scale - 0.5
         rng = np.random.default_rng(zlib.crc32(truth["photo"].encode()) + 1)
-        good[0] += _confidence(check_outline(small, t, _dots_mm(), cfg.dots), cfg) < 0.5
+        good[0] += _confidence(check_outline(small, t, city_dots_mm(), cfg.dots), cfg) < 0.5
         good[1] += 1
         diag = np.linalg.norm(t[0] - t[2])
         for _ in range(3):
             d = rng.normal(0, 1, t.shape)
             off = t + d / np.linalg.norm(d, axis=1).mean() * 0.012 * diag
-            bad[0] += _confidence(check_outline(small, off, _dots_mm(), cfg.dots), cfg) < 0.5
+            bad[0] += _confidence(check_outline(small, off, city_dots_mm(), cfg.dots), cfg) < 0.5
             bad[1] += 1
     return tuple(good), tuple(bad)
 

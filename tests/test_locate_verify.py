@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from vision.locate import BoardMirrored, BoardNotFound, LocateConfig, locate_board
-from vision.locate.dots import check_outline, verified
-from vision.locate import _confidence, _dots_mm  # the stage's own scoring, tested as it is used
+from vision.locate.dots import check_outline, city_dots_mm, verified
+from vision.locate import _confidence  # the stage's own scoring, tested as it is used
 from vision.rectify import shrink
 from vision.synth import camera as cam
 from vision.synth.render import render_photo
@@ -40,11 +40,11 @@ def photos():
 def test_the_dots_confirm_the_true_outline_and_no_other_turn(photos):
     for p in photos:
         truth = np.asarray(p.corners_xy, float)
-        right = check_outline(p.image_bgr, truth, _dots_mm(), CFG.dots)
+        right = check_outline(p.image_bgr, truth, city_dots_mm(), CFG.dots)
         assert verified(right, CFG.dots), right
         assert right.correction_mm < CFG.consistent_mm
         for k in (1, 2, 3):  # the same outline, another corner taken as the board's top-left
-            turned = check_outline(p.image_bgr, np.roll(truth, k, axis=0), _dots_mm(), CFG.dots)
+            turned = check_outline(p.image_bgr, np.roll(truth, k, axis=0), city_dots_mm(), CFG.dots)
             assert not verified(turned, CFG.dots), (k, turned)
 
 
@@ -57,7 +57,7 @@ def test_the_dots_refuse_a_mirrored_board(photos):
         # The mirrored outline, clockwise on screen again, from each corner.
         q = c[[1, 0, 3, 2]]
         for k in range(4):
-            assert not verified(check_outline(mirrored, np.roll(q, k, axis=0), _dots_mm(), CFG.dots), CFG.dots)
+            assert not verified(check_outline(mirrored, np.roll(q, k, axis=0), city_dots_mm(), CFG.dots), CFG.dots)
         with pytest.raises(BoardNotFound):
             locate_board(mirrored)
 
@@ -68,7 +68,7 @@ def test_the_dots_put_an_outline_a_centimetre_off_right(photos):
         truth = np.asarray(p.corners_xy, float)
         diag = np.linalg.norm(truth[0] - truth[2])
         off = truth + rng.normal(0, 0.01 * diag, truth.shape)
-        chk = check_outline(p.image_bgr, off, _dots_mm(), CFG.dots)
+        chk = check_outline(p.image_bgr, off, city_dots_mm(), CFG.dots)
         assert _err_pct(off, truth) > 0.5
         assert chk.correction_mm > CFG.consistent_mm  # the check sees it is off ...
         assert _confidence(chk, CFG) < 0.5  # ... and scores it so
@@ -79,12 +79,12 @@ def test_confidence_flags_every_outline_a_percent_off_and_no_right_one(photos):
     rng = np.random.default_rng(11)
     for p in photos:
         truth = np.asarray(p.corners_xy, float)
-        assert _confidence(check_outline(p.image_bgr, truth, _dots_mm(), CFG.dots), CFG) >= 0.5
+        assert _confidence(check_outline(p.image_bgr, truth, city_dots_mm(), CFG.dots), CFG) >= 0.5
         diag = np.linalg.norm(truth[0] - truth[2])
         for _ in range(3):
             d = rng.normal(0, 1, truth.shape)
             off = truth + d / np.linalg.norm(d, axis=1).mean() * 0.012 * diag  # 1.2 % mean corner error
-            assert _confidence(check_outline(p.image_bgr, off, _dots_mm(), CFG.dots), CFG) < 0.5
+            assert _confidence(check_outline(p.image_bgr, off, city_dots_mm(), CFG.dots), CFG) < 0.5
 
 
 def test_located_on_hostile_tables_or_refused_never_wrong():

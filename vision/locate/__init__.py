@@ -28,15 +28,13 @@ move it, and how well they agree among themselves): 1 within 0.5 % of the board'
 from __future__ import annotations
 
 import dataclasses
-from functools import lru_cache
 
 import cv2
 import numpy as np
 
-from calibration.template import load_template
 from vision.locate import outline, printed
 from vision.locate.config import DotConfig, LocateConfig, MatchConfig
-from vision.locate.dots import DotCheck, check_outline, verified
+from vision.locate.dots import DotCheck, check_outline, city_dots_mm, verified
 from vision.locate.errors import (CUT_OFF_MESSAGE, TOO_SMALL_MESSAGE, UNCONFIRMED_MESSAGE, BoardCutOff, BoardMirrored,
                                   BoardNotFound)
 from vision.quality import board_warnings
@@ -113,7 +111,7 @@ def scale_location(location: BoardLocation, factor: float) -> BoardLocation:
 def _check(small, scale, corners_xy, source, cfg) -> _Found:
     """The dots' verdict on photo-pixel `corners_xy`, judged on `small`."""
     c_small = (np.asarray(corners_xy, np.float64) + 0.5) * scale - 0.5
-    chk = check_outline(small, c_small, _dots_mm(), cfg.dots)
+    chk = check_outline(small, c_small, city_dots_mm(), cfg.dots)
     corrected = (chk.corrected_xy + 0.5) / scale - 0.5
     return _Found(np.asarray(corners_xy, np.float64), source, dataclasses.replace(chk, corrected_xy=corrected))
 
@@ -161,19 +159,13 @@ def _confirm(img, small, scale, corners_xy, source, cfg, refined: bool = False) 
     return out
 
 
-@lru_cache(maxsize=1)
-def _dots_mm() -> np.ndarray:
-    """(36, 2) where the print puts the city dots (the template's city centres)."""
-    return np.array(list(load_template().cities.values()), np.float64)
-
-
 def _mirrored(small, ref, cfg) -> bool:
     """Whether the photo, mirrored, shows a board the dots confirm (a selfie camera's view)."""
     flipped = np.ascontiguousarray(small[:, ::-1])
     m = printed.match_board(flipped, ref, cfg.match)
     if m is None:
         return False
-    return verified(check_outline(flipped, m.corners_xy, _dots_mm(), cfg.dots), cfg.dots)
+    return verified(check_outline(flipped, m.corners_xy, city_dots_mm(), cfg.dots), cfg.dots)
 
 
 def _confidence(check: DotCheck, cfg: LocateConfig) -> float:

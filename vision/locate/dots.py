@@ -15,10 +15,12 @@ so the detector's own lean (light on one side of a disc) cancels.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import cv2
 import numpy as np
 
+from calibration.template import load_template
 from vision.locate.config import DotConfig
 from vision.rectify import BOARD_MM, board_corners_mm, board_to_photo_homography
 
@@ -38,6 +40,12 @@ class DotCheck:
     rms_mm: float  # their residual after that homography
     correction_mm: float  # mean distance the board's corners move under it (0: the outline is exact)
     corrected_xy: np.ndarray  # (4, 2) the outline that puts the dots where they belong
+
+
+@lru_cache(maxsize=1)
+def city_dots_mm() -> np.ndarray:
+    """(36, 2) where the print puts the city dots: the template's city centres, in its order."""
+    return np.array(list(load_template().cities.values()), np.float64)
 
 
 def _copper_luts():
