@@ -1,7 +1,8 @@
-"""`ttr`: the command line. Each subcommand lives beside the stage it drives.
+"""`ttr`: the command line. Each subcommand is a module of `app/commands`.
 
-A subcommand module exposes `add_arguments(parser)` and `run(args) -> int`; it imports heavy
-libraries (OpenCV, onnxruntime, Streamlit) inside `run`, so `ttr --help` and `ttr tally` start fast.
+A subcommand module exposes `add_arguments(parser)` and `run(args) -> int`. Only the module of the
+command being run is imported (by name, below), so `ttr --help` and `ttr tally` start fast, without
+OpenCV, onnxruntime or Streamlit.
 """
 from __future__ import annotations
 
@@ -13,21 +14,28 @@ from scoring.errors import TtrError
 
 # name -> (module, one-line help). Order is the order shown by `ttr --help`.
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "tally": ("scoring.cli", "score a game file (claimed routes, tickets) exactly"),
-    "detect": ("vision.cli_detect", "read which player owns each track in board photos"),
-    "score": ("vision.cli_score", "read a photo, then tally it with a game file"),
-    "calibrate": ("calibration.cli_calibrate", "adapt the reader to your own empty board"),
-    "render": ("vision.synth.cli", "render synthetic end-of-game photos with exact truth"),
-    "template": ("calibration.cli_template", "measure or check the board template"),
-    "train": ("models.train", "train the space classifier and export it to ONNX"),
-    "app": ("app.launch", "start the Streamlit app"),
+    "tally": ("app.commands.tally", "score a game file (claimed routes, tickets) exactly"),
+    "detect": ("app.commands.detect", "read which player owns each track in board photos"),
+    "score": ("app.commands.score", "read a photo, then tally it with a game file"),
+    "calibrate": ("app.commands.calibrate", "adapt the reader to your own empty board"),
+    "render": ("app.commands.render", "render synthetic end-of-game photos with exact truth"),
+    "template": ("app.commands.template", "measure or check the board template"),
+    "train": ("app.commands.train", "train the space classifier and export it to ONNX"),
+    "app": ("app.commands.app", "start the Streamlit app"),
     "history": ("app.history", "list the games the app kept (or delete one)"),
 }
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with its errors as one line (`ttr: error: --size: ...`), exit status 2."""
+
+    def error(self, message: str):
+        self.exit(2, f"ttr: error: {message.removeprefix('argument ')} (see `{self.prog} --help`)\n")
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The `ttr` parser; only `command`'s module is imported (so `ttr tally` never loads OpenCV)."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="ttr",
         description="Ticket to Ride (USA) board reader and exact scorer.",
     )

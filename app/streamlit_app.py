@@ -226,7 +226,7 @@ def reader(calibration_dir: str | None):
 
     calibration = None
     if calibration_dir:
-        from calibration.fit import load_calibration
+        from calibration.user import load_calibration
 
         calibration = load_calibration(calibration_dir)
     return Reader(calibration)
@@ -443,7 +443,7 @@ def rgb(bgr):
 
 def calibrate() -> None:
     """`ttr calibrate` on the uploaded empty-board photos, saved where the reader looks."""
-    from calibration.fit import fit_calibration
+    from vision.calibrate import fit_calibration
 
     files = ss.get("calib_photos") or []
     ss["calib_error"], ss["calib_note"] = None, None

@@ -52,7 +52,7 @@ def main(argv=None) -> int:
     folder = Path(args.dir)
     calibration = None
     if args.calibration:
-        from calibration.fit import load_calibration
+        from calibration.user import load_calibration
 
         calibration = load_calibration(args.calibration)
     reader = Reader(calibration=calibration)

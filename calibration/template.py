@@ -3,7 +3,7 @@
 Coordinates are millimetres from the board's top-left outer corner (the score-track corner "20"),
 x right, y down, on the whole 795 x 525 mm board (score track included). `load_template()` reads
 `calibration/data/usa_template.json` (measured from a flattened empty board by
-`calibration.measure`) and checks it against the board facts in `scoring.board` before anyone uses
+`vision.measure`) and checks it against the board facts in `scoring.board` before anyone uses
 it. In:  a template file (or the packaged one). Out: a frozen `Template` with numpy fields.
 """
 from __future__ import annotations
@@ -18,6 +18,13 @@ import numpy as np
 
 from scoring.board import Board, load_board
 from scoring.errors import TtrError
+
+FLAT_PX_PER_MM = 2.0  # boards are read and calibrated flattened onto the template frame at this scale
+
+
+def flattened_size(board_mm, px_per_mm: float = FLAT_PX_PER_MM) -> tuple[int, int]:
+    """(width, height) in pixels of a board of `board_mm` flattened at `px_per_mm`."""
+    return int(round(board_mm[0] * px_per_mm)), int(round(board_mm[1] * px_per_mm))
 
 
 class TemplateError(TtrError):

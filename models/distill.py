@@ -21,17 +21,21 @@ bit: run again from the same teachers in a fresh process, it gave a different ne
 """
 from __future__ import annotations
 
+import contextlib
+import shutil
 import time
 from pathlib import Path
 
+import cv2
 import numpy as np
 
+from vision.classify import ClassifierConfig, SpaceClassifier, model_input
 from vision.reading import SPACE_CLASSES as CLASSES
+
 
 def load_patches(dirs: list[Path], split: str) -> tuple[np.ndarray, np.ndarray]:
     """(N, S, S, 3) BGR uint8 patches and (N,) class indices (CLASSES order) of one split, read in a
     fixed order (folder, class, file name) so a run is repeatable."""
-    import cv2
 
     images, labels = [], []
     for d in dirs:
@@ -46,7 +50,6 @@ def load_patches(dirs: list[Path], split: str) -> tuple[np.ndarray, np.ndarray]:
 
 def teacher_targets(teacher_onnx: list[Path], patches: np.ndarray, batch: int = 512) -> np.ndarray:
     """(N, 6) mean answer of the teachers (CLASSES order) on each patch and its half-turned copy."""
-    from vision.classify import ClassifierConfig, SpaceClassifier
 
     total = np.zeros((len(patches), len(CLASSES)))
     for path in teacher_onnx:
@@ -86,7 +89,6 @@ def _augment(x, gen):
 def _to_tensor(patches_bgr: np.ndarray):
     import torch
 
-    from vision.classify import model_input
 
     return torch.from_numpy(model_input(patches_bgr))
 
@@ -155,8 +157,6 @@ def distil(teacher_onnx: list[Path], patch_dirs: list[Path], out_onnx: Path, wor
 
 def _export(model, out_onnx: Path, imgsz: int, work: Path) -> None:
     """Export through Ultralytics, exactly as a teacher is exported (dynamic batch, softmax out)."""
-    import contextlib
-    import shutil
 
     from ultralytics import YOLO
 

@@ -36,7 +36,12 @@ from pathlib import Path
 
 import numpy as np
 
+from models.distill import _augment, _export, _to_tensor, load_patches, teacher_targets
+from scoring.errors import TtrError
+from vision.classify import ClassifierConfig, SpaceClassifier
+from vision.read import Reader
 from vision.reading import SPACE_CLASSES as CLASSES
+from vision.spaces import CropGeometry
 
 IMAGE_EXT = (".jpg", ".jpeg", ".png")
 STATES = ("A", "B", "D")  # played board states of the dev folder; "empty" boards are always trained on
@@ -134,16 +139,12 @@ class _NoNet:
     occupancy = False
 
     def __init__(self, imgsz: int, side_mm: float):
-        from vision.classify import ClassifierConfig
-
         self.config = ClassifierConfig(tuple(CLASSES), imgsz, side_mm, {"crop": {}})
 
     def predict(self, patches):
         return np.full((len(patches), len(CLASSES)), 1.0 / len(CLASSES))
 
     def loglik(self, probs, floor=1e-4, colour_trust=0.3):
-        from vision.classify import SpaceClassifier
-
         return SpaceClassifier.loglik(self, probs, floor, colour_trust)
 
 
@@ -152,9 +153,6 @@ def collect(real_dir: Path, init_onnx: Path | None, cache: Path, car_seen_height
     """Every real photo's patches, labels and state, cut by a reader with the starting model
     (`init_onnx`, whose config sets the patch geometry; None: no net, `imgsz` and `side_mm`) and
     cached in `cache` (npz per photo and patch geometry)."""
-    from scoring.errors import TtrError
-    from vision.read import Reader
-    from vision.spaces import CropGeometry
 
     if init_onnx is not None:
         reader = Reader(model_path=str(init_onnx))
@@ -276,7 +274,6 @@ def top1(onnx_path: Path, x: np.ndarray, y: np.ndarray) -> float | None:
     """Top-1 of an ONNX classifier (with its config) on patches, as the reader asks it (one look)."""
     if not len(x):
         return None
-    from vision.classify import ClassifierConfig, SpaceClassifier
 
     clf = SpaceClassifier(onnx_path, ClassifierConfig.load(Path(onnx_path).with_suffix(".json")))
     probs = np.concatenate([clf.predict(x[i:i + 512]) for i in range(0, len(x), 512)])
@@ -290,7 +287,6 @@ def finetune(init_onnx: Path, x_real: np.ndarray, y_real: np.ndarray, render_dir
     net's answer mixed with the label) and export it to `out_onnx`. Returns what was done."""
     import torch
 
-    from models.distill import _augment, _export, _to_tensor, load_patches, teacher_targets
 
     t0 = time.time()
     torch.manual_seed(seed)

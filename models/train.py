@@ -47,12 +47,27 @@ import shutil
 import sys
 import tempfile
 import time
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+import cv2
 import numpy as np
 from tqdm import tqdm
 
+from calibration.template import load_template
+from models.distill import distil
+from models.real import collect, finetune, real_photos, sha256, state_of, top1
+from models.real import split as real_split
+from scoring.board import load_board
 from scoring.errors import TtrError
+from vision.classify import default_model_paths
+from vision.read import PX_PER_MM, car_offsets_px
+from vision.reading import SPACE_CLASSES as CLASSES  # empty + the five player colours
+from vision.rectify import camera_position, flatten
+from vision.spaces import CropGeometry, crop_spaces, normalise_light
+from vision.synth import trains
+from vision.synth.positions import random_position
+from vision.synth.render import render_photo
 
 DEFAULTS = {"count": 24, "epochs": 6, "imgsz": 64, "side_mm": 30.0, "seed": 1000, "photo_wh": (2000, 1500),
             "corner_jitter": 0.005, "batch": 64, "car_seen_height_mm": 0.0, "teachers": 6, "student_epochs": 3}
@@ -61,49 +76,6 @@ TEACHER_SEED_STEP = 1000  # teacher k renders boards from seed + 1000 k and trai
 MIXED_SIZES = ((640, 480), (1008, 756), (1280, 960), (1600, 1200), (1920, 1080), (2016, 1512),
                (1200, 1600), (1512, 2016))
 MIXED_WEIGHTS = np.array([1, 2, 2, 3, 2, 3, 1, 2], float)
-from vision.reading import SPACE_CLASSES as CLASSES  # noqa: E402  (empty + the five player colours)
-
-
-def add_arguments(parser):
-    parser.add_argument("--out", default="models", metavar="DIR", help="where to write the ONNX model and its config")
-    parser.add_argument("--count", type=int, help=f"boards each teacher renders (default {DEFAULTS['count']})")
-    parser.add_argument("--epochs", type=int, help=f"training epochs of each teacher (default {DEFAULTS['epochs']})")
-    parser.add_argument("--teachers", type=int, metavar="K",
-                        help="nets trained from different seeds and distilled into one "
-                             f"(default {DEFAULTS['teachers']}; 1: the one net is the model)")
-    parser.add_argument("--student-epochs", type=int, metavar="E",
-                        help=f"epochs of the distilled net (default {DEFAULTS['student_epochs']})")
-    parser.add_argument("--seed", type=int, default=DEFAULTS["seed"], help="first render and training seed")
-    parser.add_argument("--imgsz", type=int, default=DEFAULTS["imgsz"], help="patch side in pixels")
-    parser.add_argument("--work", metavar="DIR", help="keep the rendered patches and the run here")
-    parser.add_argument("--car-seen-height", type=float, default=DEFAULTS["car_seen_height_mm"], metavar="MM",
-                        help="cut each patch where a car this high is seen (camera parallax); 0: at the space")
-    parser.add_argument("--photo-size", default=None, metavar="WxH|mixed",
-                        help="size of the rendered photos (default 2000x1500; mixed: 640x480 to 2016x1512)")
-    parser.add_argument("--smoke", action="store_true", help="a seconds-long run that checks the recipe")
-    parser.add_argument("--device", default="cpu", metavar="DEV",
-                        help="cpu (default, the committed model's) or a CUDA device such as 0")
-    parser.add_argument("--renderer-plastic", action="store_true",
-                        help="keep the renderer's plastic colours (no brighter plastic, see _WiderPlastic)")
-    parser.add_argument("--real", metavar="DIR",
-                        help="also learn from the real photos in DIR (with DIR/gt/*.json), see models/real.py")
-    parser.add_argument("--leave-out", metavar="STATE", default="none",
-                        help="with --real: leave that board state's photos out of training (A, B, D, empty; "
-                             "default none)")
-    parser.add_argument("--init", metavar="ONNX|none",
-                        help="with --real: the net to fine-tune (default: the packaged model; none: train "
-                             "from the yaml with the real patches added)")
-
-
-def _size(text: str) -> tuple[int, int]:
-    """'WxH' -> (W, H), both 320..8000 pixels."""
-    try:
-        w, h = (int(v) for v in text.lower().split("x"))
-    except ValueError:
-        raise TtrError(f"--photo-size {text!r}: give WxH, e.g. 2000x1500, or mixed") from None
-    if not (320 <= w <= 8000 and 320 <= h <= 8000):
-        raise TtrError(f"--photo-size {text!r}: each side must be 320 to 8000 pixels")
-    return w, h
 
 
 def render_patches(out_dir: Path, count: int, seed: int, imgsz: int, side_mm: float, photo_wh=(2000, 1500),
@@ -117,15 +89,7 @@ def render_patches(out_dir: Path, count: int, seed: int, imgsz: int, side_mm: fl
 
     Returns counts per split and class.
     """
-    import cv2
 
-    from calibration.template import load_template
-    from scoring.board import load_board
-    from vision.read import PX_PER_MM, car_offsets_px
-    from vision.rectify import camera_position, flatten
-    from vision.spaces import CropGeometry, crop_spaces, normalise_light
-    from vision.synth.positions import random_position
-    from vision.synth.render import render_photo
 
     board = load_board()
     template = load_template()
@@ -188,8 +152,6 @@ class _WiderPlastic:
         self.rng = np.random.default_rng(seed)
 
     def __enter__(self):
-        from vision.synth import trains
-
         self._trains, self._orig = trains, trains.player_colors
         rng = self.rng
 
@@ -276,8 +238,6 @@ def _config(p: dict, args, classes, counts, metrics: dict, seconds: dict, seeds:
 
 
 def _version(package: str) -> str | None:
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         return version(package)
     except PackageNotFoundError:
@@ -297,7 +257,6 @@ def _real_setup(args):
         if leave_out or args.init:
             raise TtrError("--leave-out and --init go with --real DIR")
         return None, None, None
-    from models.real import real_photos, state_of
 
     real = Path(args.real)
     if not real.is_dir() or not (real / "gt").is_dir():
@@ -310,8 +269,6 @@ def _real_setup(args):
         raise TtrError(f"--leave-out {leave_out}: no such board state in {args.real} (it has {', '.join(states)})")
     init = None
     if args.init is None or args.init.lower() != "none":
-        from vision.classify import default_model_paths
-
         init = Path(args.init) if args.init else default_model_paths()[0]
         if not init.is_file() or not init.with_suffix(".json").is_file():
             if args.init:
@@ -332,7 +289,6 @@ def _real_config(real, leave_out, photos, x_train, y_train, x_held, y_held) -> d
 
 def _finetune_run(args, real: Path, leave_out, init: Path) -> int:
     """`ttr train --real DIR` with a starting net: fine-tune it on real and fresh rendered patches."""
-    from models.real import collect, finetune, sha256, split, top1
 
     p = dict(DEFAULTS)
     p.update(REAL_SMOKE if args.smoke else REAL_DEFAULTS)
@@ -350,7 +306,7 @@ def _finetune_run(args, real: Path, leave_out, init: Path) -> int:
                        f"{p['car_seen_height_mm']} mm")
     p["seed"] = args.seed
     if args.photo_size:
-        p["photo_wh"] = "mixed" if args.photo_size == "mixed" else _size(args.photo_size)
+        p["photo_wh"] = args.photo_size
     if args.smoke:
         p["photo_wh"] = SMOKE["photo_wh"]
     out_dir = Path(args.out)
@@ -364,7 +320,7 @@ def _finetune_run(args, real: Path, leave_out, init: Path) -> int:
     seconds: dict = {}
     t0 = time.time()
     photos = collect(real, init_copy, work / "real_cache", p["car_seen_height_mm"])
-    x_train, y_train, x_held, y_held = split(photos, leave_out)
+    x_train, y_train, x_held, y_held = real_split(photos, leave_out)
     seconds["real_patches"] = time.time() - t0
     t0 = time.time()
     render_seed = p["seed"] + REAL_RENDER_SEED_OFFSET
@@ -407,13 +363,13 @@ def _finetune_run(args, real: Path, leave_out, init: Path) -> int:
 
 def _add_real_patches(data_dir: Path, x: np.ndarray, y: np.ndarray) -> None:
     """Write real patches into a teacher's training folder (`--real` without a starting net)."""
-    import cv2
 
     for k, (patch, label) in enumerate(zip(x, y)):
         cv2.imwrite(str(data_dir / "train" / CLASSES[int(label)] / f"real{k:05d}.png"), patch)
 
 
-def run(args) -> int:
+def make_model(args) -> int:
+    """The recipe, as `ttr train` (app/commands/train.py) asks for it; returns the exit status."""
     real, leave_out, init = _real_setup(args)
     if real is not None and init is not None:
         return _finetune_run(args, real, leave_out, init)
@@ -426,7 +382,7 @@ def run(args) -> int:
     p["imgsz"], p["seed"] = args.imgsz, args.seed
     p["car_seen_height_mm"] = args.car_seen_height
     if args.photo_size:
-        p["photo_wh"] = "mixed" if args.photo_size == "mixed" else _size(args.photo_size)
+        p["photo_wh"] = args.photo_size
     out_dir = Path(args.out)
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="ttr_train_"))
     seconds: dict = {"render": 0.0, "train_export": 0.0}
@@ -445,8 +401,6 @@ def run(args) -> int:
         seconds["render"] += time.time() - t0
         if real is not None:
             if k == 0:
-                from models.real import collect, split as real_split
-
                 photos = collect(real, None, work / "real_cache", p["car_seen_height_mm"], p["imgsz"], p["side_mm"])
                 x_real, y_real, x_held, y_held = real_split(photos, leave_out)
             _add_real_patches(data_dir, x_real, y_real)
@@ -470,8 +424,6 @@ def run(args) -> int:
     if alone:
         final = {"top1": top1[0]}
     else:
-        from models.distill import distil
-
         t0 = time.time()
         student = distil(teachers, patch_dirs, out_dir / "space_classifier.onnx", work / "student",
                          p["student_epochs"], p["batch"], p["seed"], device=args.device)

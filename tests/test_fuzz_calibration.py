@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from calibration.fit import MAX_VIEWS, N_SPACES, Calibration, CalibrationError, EmptyView, load_calibration
+from calibration.user import MAX_VIEWS, N_SPACES, Calibration, CalibrationError, EmptyView, load_calibration
 from vision.read import PX_PER_MM
 from vision.rectify import flattened_size
 

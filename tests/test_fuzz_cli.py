@@ -21,7 +21,7 @@ import cv2
 import numpy as np
 import pytest
 
-from calibration.fit import Calibration, EmptyView
+from calibration.user import Calibration, EmptyView
 from vision.read import PX_PER_MM
 from vision.rectify import flattened_size
 

@@ -55,7 +55,7 @@ def test_a_board_on_a_wooden_table_in_warm_light_is_found():
     rng = np.random.default_rng([2026, 10])
     rng.random()  # the CLI's draw for an empty board, so the random stream matches the photo's
     claims = random_position(rng, load_board())
-    from vision.synth.cli import SIZE_WEIGHTS, SIZES
+    from app.commands.render import SIZE_WEIGHTS, SIZES
 
     size = SIZES[int(rng.choice(len(SIZES), p=np.array(SIZE_WEIGHTS) / sum(SIZE_WEIGHTS)))]
     photo = render.render_photo(rng, claims, size)

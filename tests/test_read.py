@@ -132,7 +132,7 @@ def test_alignment_undoes_a_small_shift_and_change_sees_a_new_object():
 
 
 def test_calibration_round_trip_and_nearest_view(tmp_path):
-    from calibration.fit import Calibration, CalibrationError, EmptyView, load_calibration
+    from calibration.user import Calibration, CalibrationError, EmptyView, load_calibration
 
     rng = np.random.default_rng(0)
     views = []

@@ -12,7 +12,7 @@ import pytest
 from app.cli import main as ttr
 from scoring.board import load_board
 from vision.synth import camera as cam
-from vision.synth import cli as synth_cli
+from app.commands import render as synth_cli
 from vision.synth.board_art import BOARD_MM
 from vision.synth.positions import random_position
 from vision.synth.render import render_photo

@@ -240,7 +240,7 @@ def test_score_sheet_dict_keeps_the_contract_and_round_trips():
 
 
 def test_scoring_imports_no_image_or_app_code():
-    code = ("import sys, scoring.score, scoring.game, scoring.cli, scoring.report, scoring.longest_path;"
+    code = ("import sys, scoring.score, scoring.game, scoring.report, scoring.longest_path;"
             "bad = [m for m in sys.modules if m.split('.')[0] in ('vision', 'app', 'cv2', 'numpy', 'streamlit')];"
             "print(bad); sys.exit(1 if bad else 0)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

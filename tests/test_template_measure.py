@@ -70,7 +70,7 @@ def _inset(quad: np.ndarray, by: float) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def measured():
-    from calibration.measure import measure_template
+    from vision.measure import measure_template
     from calibration.template import load_template
 
     drawn = load_template()
@@ -101,7 +101,7 @@ def test_measure_finds_cities_and_score_cells(measured):
 
 
 def test_measure_refuses_a_photo_of_the_wrong_shape():
-    from calibration.measure import measure_template
+    from vision.measure import measure_template
     from scoring.errors import TtrError
 
     with pytest.raises(TtrError, match="795:525"):

@@ -37,7 +37,7 @@ def _empty_track_ids(name: str) -> set[int]:
 
 
 def test_measure_reproduces_the_packaged_template():
-    from calibration.measure import measure_template
+    from vision.measure import measure_template
     from calibration.template import load_template
 
     result = measure_template(_read("IMG_4048_blank_rectified.jpg"))
@@ -58,7 +58,7 @@ def test_measure_reproduces_the_packaged_template():
     ("IMG_4076_rectified.jpg", 1.5, 2.5),
 ])
 def test_template_lies_on_the_printed_spaces(name, median_mm, p95_mm):
-    from calibration.measure import check_alignment
+    from vision.measure.overlay import check_alignment
     from calibration.template import load_template
 
     alignment = check_alignment(_read(name), load_template())

@@ -24,7 +24,9 @@ from importlib import resources
 from pathlib import Path
 
 import numpy as np
+import onnxruntime as ort
 
+from scoring.errors import TtrError
 from vision.reading import PLAYER_COLORS, SPACE_CLASSES
 
 MODEL_NAME = "space_classifier"
@@ -80,8 +82,6 @@ class SpaceClassifier:
     """onnxruntime session over the exported classifier; one batch per board."""
 
     def __init__(self, onnx_path: str | Path, config: ClassifierConfig):
-        import onnxruntime as ort
-
         so = ort.SessionOptions()
         so.intra_op_num_threads = 2
         so.log_severity_level = 3
@@ -133,8 +133,6 @@ def load_classifier(onnx_path: str | None = None) -> SpaceClassifier | None:
     if onnx_path is None and os.environ.get(MODEL_ENV):
         onnx_path = os.environ[MODEL_ENV]
         if not Path(onnx_path).is_file() or not Path(onnx_path).with_suffix(".json").is_file():
-            from scoring.errors import TtrError
-
             raise TtrError(f"{MODEL_ENV}={onnx_path}: no such ONNX model with its .json config beside it")
     if onnx_path is None:
         onnx, cfg = default_model_paths()

@@ -1,6 +1,6 @@
 """Read one board photo: locate -> flatten -> cut spaces -> per-space evidence -> decide tracks.
 
-In:  a photo (BGR uint8, as displayed) and optionally a `calibration.fit.Calibration` of the user's
+In:  a photo (BGR uint8, as displayed) and optionally a `calibration.user.Calibration` of the user's
      own empty board.
 Out: `vision.reading.Reading` (corners, the 100 tracks with owners and confidences, the flattened
      board, warnings, elapsed time).
@@ -16,13 +16,25 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from calibration.template import load_template
 from scoring.board import load_board
 from vision.classify import PRINTED_LAB, ColourModel, EmptyReference, change_loglik, fuse, load_classifier
 from vision.decide import DecideConfig, decide_tracks, double_ids
+from vision.image_io import load_photo, read_header
+from vision.locate import locate_board
+from vision.quality import photo_warnings
 from vision.reading import PLAYER_COLORS, BoardLocation, Reading
-from vision.rectify import camera_position, parallax_mm
-from vision.spaces import (CropGeometry, align_to_reference, change_features, crop_spaces, inner_mean_lab,
-                           normalise_light, paint_spaces, register_to_template)
+from vision.rectify import camera_position, flatten, parallax_mm
+from vision.spaces import (
+    CropGeometry,
+    align_to_reference,
+    change_features,
+    crop_spaces,
+    inner_mean_lab,
+    normalise_light,
+    paint_spaces,
+    register_to_template,
+)
 
 PX_PER_MM = 2.0
 # Weights of the two evidence sources in the fused per-space log-likelihood.
@@ -57,8 +69,6 @@ class Reader:
 
     def __init__(self, calibration=None, use_classifier: bool = True, model_path: str | None = None,
                  decide_cfg: DecideConfig = DecideConfig(), template=None):
-        from calibration.template import load_template
-
         self.board = load_board()
         self.template = template if template is not None else load_template()
         self.calibration = calibration
@@ -220,11 +230,8 @@ class Reader:
              scale_to_photo: float = 1.0) -> Reading:
         """Locate the board in a photo and read it. `scale_to_photo` maps image pixels to the
         photo's displayed pixels (when the image was decoded reduced)."""
-        from vision.locate import locate_board
-        from vision.rectify import flatten
 
         t_start = time.perf_counter() if t_start is None else t_start
-        from vision.quality import photo_warnings
 
         loc = locate_board(image_bgr)
         warnings = list(loc.warnings)
@@ -238,7 +245,6 @@ class Reader:
 
     def read_path(self, path: str) -> Reading:
         """Load a photo file (EXIF applied; a large JPEG decoded reduced) and read it."""
-        from vision.image_io import load_photo, read_header
 
         t0 = time.perf_counter()
         w, h = read_header(path).size_wh

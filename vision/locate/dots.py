@@ -9,7 +9,7 @@ map, never covered by cars, and their layout has no symmetry (a board turned hal
 a mirror puts no more than a few of them on dots). So they say whether an outline is the board's,
 the right way round, without looking at the table at all; and their 36 centres pin a homography to
 about a millimetre wherever the outline came from. Their places are the template's city centres,
-which this same detector measured on the photo of the empty board (`calibration.measure.dot_centres`),
+which this same detector measured on the photo of the empty board (`vision.measure.cities.dot_centres`),
 so the detector's own lean (light on one side of a disc) cancels.
 """
 from __future__ import annotations

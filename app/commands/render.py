@@ -11,7 +11,15 @@ import json
 import sys
 from pathlib import Path
 
+import cv2
+import numpy as np
+from tqdm import tqdm
+
+from app.commands import size_type
+from scoring.board import load_board
 from scoring.errors import TtrError
+from vision.synth.positions import random_position
+from vision.synth.render import game_dict, render_flat_board, render_photo, truth_dict
 
 # Photo sizes when --size is not given: small uploads to 12 MP, landscape and portrait.
 SIZES = ((640, 480), (1008, 756), (1280, 960), (1600, 1200), (1920, 1080), (2016, 1512),
@@ -25,16 +33,6 @@ HOSTILE_SIZE_WEIGHTS = (3, 2, 3, 2, 1, 1, 1, 0.5)
 BACKGROUNDS = ("usual", "hostile", "checked", "stone", "redwood", "table_edge", "tiles")
 
 
-def _size(text: str) -> tuple[int, int]:
-    try:
-        w, h = (int(v) for v in text.lower().split("x"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"size must look like 1600x1200, not {text!r}") from None
-    if not (64 <= w <= 8192 and 64 <= h <= 8192):
-        raise argparse.ArgumentTypeError("size must be 64..8192 pixels each way")
-    return w, h
-
-
 def _fraction(text: str) -> float:
     v = float(text)
     if not 0 <= v <= 1:
@@ -46,7 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, type=Path, help="output folder (made if missing)")
     parser.add_argument("--count", type=int, default=1, help="number of photos (default 1)")
     parser.add_argument("--seed", type=int, default=0, help="seed; photo i uses (seed, i) (default 0)")
-    parser.add_argument("--size", type=_size, help="photo size WxH (default: varied, 640x480 to 12 MP)")
+    parser.add_argument("--size", type=size_type(64, 8192), help="photo size WxH (default: varied, 640x480 to 12 MP)")
     parser.add_argument("--players", type=int, choices=(2, 3, 4, 5), help="players per game (default: varied)")
     parser.add_argument("--empty-fraction", type=_fraction, default=0.0,
                         help="share of photos showing an empty board (default 0)")
@@ -67,13 +65,7 @@ def run(args) -> int:
         raise TtrError("--quality must be 1..100")
     if args.flat and args.backgrounds != "usual":
         raise TtrError("--flat draws the board alone, without a table: --backgrounds does not apply")
-    import cv2
-    import numpy as np
-    from tqdm import tqdm
 
-    from scoring.board import load_board
-    from vision.synth.positions import random_position
-    from vision.synth.render import game_dict, render_flat_board, render_photo, truth_dict
 
     out: Path = args.out
     try:

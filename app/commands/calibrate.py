@@ -6,6 +6,14 @@ made if missing; the calibration is written atomically (a failure leaves the pre
 """
 from __future__ import annotations
 
+import sys
+
+from tqdm import tqdm
+
+from calibration.user import CalibrationError
+from scoring.files import writable_dir
+from vision.calibrate import fit_calibration
+
 
 def add_arguments(parser):
     parser.add_argument("photos", nargs="+", metavar="EMPTY_PHOTO", help="photos of your board with no trains on it")
@@ -13,12 +21,7 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    import sys
 
-    from tqdm import tqdm
-
-    from calibration.fit import CalibrationError, fit_calibration
-    from scoring.files import writable_dir
 
     writable_dir(args.out, "calibration folder (--out)", CalibrationError)  # before minutes of work
     # On stderr, and only on a terminal: stdout stays the plain summary scripts read.

@@ -1,9 +1,9 @@
-"""Fit the reader to a user's own board from photos of it EMPTY.
+"""A user's calibration: their own board as their camera sees it EMPTY, its files and their checks.
 
-In:  one or more photos of the empty board (any light, any angle the reader accepts).
-Out: `Calibration`: for each photo, the empty board flattened and light-normalised (`EmptyView`:
-     the image and every space's colour), saved in DIR (calibration.json + empty_board_<i>.png);
-     `load_calibration(DIR)` reads it back for `read_board(..., calibration=...)`.
+`Calibration`: for each photo of the empty board, the board flattened and light-normalised
+(`EmptyView`: the image and every space's colour), saved in DIR (calibration.json +
+empty_board_<i>.png); `load_calibration(DIR)` reads it back (every field checked) for
+`vision.read.Reader`. It is measured from photos by `vision.calibrate.fit_calibration`.
 
 Why it helps: printings differ (inks, paper, fading), and the reader then compares each space with
 what that very space looks like empty, pixel by pixel (after aligning the two boards on their map
@@ -14,14 +14,23 @@ calibrating under the lights you play in helps most.
 """
 from __future__ import annotations
 
+import io
 import json
+import os
+import stat
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+import cv2
 import numpy as np
+from PIL import Image
 
+from calibration.template import flattened_size
+from scoring.board import load_board
 from scoring.errors import TtrError
+from scoring.files import atomic_write, read_capped, writable_dir
+from scoring.game import parse_json
 
 FILE_NAME = "calibration.json"
 BOARD_FILE = "empty_board_{}.png"
@@ -87,9 +96,7 @@ class Calibration:
         """Write DIR/calibration.json and its board images; nothing already there is damaged by a
         failure: each board image gets a new name, the JSON is replaced in one rename, and only then
         are the previous calibration's images removed."""
-        import cv2
 
-        from scoring.files import atomic_write, writable_dir
 
         out = writable_dir(out_dir, "calibration folder", CalibrationError)
         token = uuid.uuid4().hex[:8]
@@ -114,7 +121,6 @@ MAX_VIEWS = 32
 MAX_CALIBRATION_BYTES = 2_000_000
 MAX_BOARD_IMAGE_BYTES = 20_000_000
 LAB_RANGE = (-256.0, 256.0)  # any Lab scale OpenCV uses (8-bit 0..255 or float -128..127 for a, b)
-PLAYED_LIMIT = 3  # confidently claimed tracks that make a calibration photo a played board
 
 
 def _array_problem(a, field: str) -> str | None:
@@ -139,11 +145,7 @@ def load_calibration(path: str | Path) -> Calibration:
     Every part is checked and a bad one refused with one line naming it (`CalibrationError`): only
     regular files of capped size, JSON nested at most a few levels, 1..MAX_VIEWS views, each with
     309x3 finite Lab arrays and a board image of exactly the flattened board's size."""
-    import os
-    import stat
 
-    from scoring.files import read_capped
-    from scoring.game import parse_json
 
     p = Path(path)
     try:
@@ -193,13 +195,6 @@ def _views_of(p: Path, d) -> list:
 
 
 def _load_view(p: Path, n: int, v) -> EmptyView:
-    import cv2
-
-    from scoring.files import read_capped
-    from vision.image_io import PhotoError, read_header
-    from vision.read import PX_PER_MM
-    from vision.rectify import flattened_size
-
     where = f"calibration {p}: view {n}"
     if not isinstance(v, dict):
         raise CalibrationError(f"{where} is not an object")
@@ -222,13 +217,13 @@ def _load_view(p: Path, n: int, v) -> EmptyView:
     image_path = p.parent / Path(board).name  # beside the JSON, never elsewhere
     try:
         data = read_capped(image_path, MAX_BOARD_IMAGE_BYTES, "board image", CalibrationError)
-        size = read_header(data).size_wh
+        with Image.open(io.BytesIO(data)) as header:  # the size from the header, before decoding
+            size = header.size
     except CalibrationError as e:
         raise CalibrationError(f"{where}: board image {e}") from None
-    except PhotoError as e:
-        raise CalibrationError(f"{where}: board image {image_path.name}: "
-                               f"{str(e).removeprefix('the photo: ')}") from None
-    want = flattened_size(PX_PER_MM)
+    except (OSError, ValueError, Image.DecompressionBombError):
+        raise CalibrationError(f"{where}: board image {image_path.name}: is not an image") from None
+    want = flattened_size(load_board().board_mm)
     if tuple(size) != tuple(want):
         raise CalibrationError(f"{where}: board image {image_path.name} is {size[0]}x{size[1]} pixels, "
                                f"not the flattened board's {want[0]}x{want[1]}")
@@ -236,78 +231,3 @@ def _load_view(p: Path, n: int, v) -> EmptyView:
     if img is None or img.shape[1::-1] != tuple(want):
         raise CalibrationError(f"{where}: board image {image_path.name} is unreadable")
     return EmptyView(img, arrays["lab"], arrays["spread"], photo, arrays.get("mean", arrays["lab"]))
-
-
-def fit_calibration(photos: list[str], reader=None, step=None) -> tuple[Calibration, list[str]]:
-    """Measure the empty board on each photo. Returns (calibration, warnings). A photo that cannot
-    be read raises its PhotoError / locator error (one line: not an image, no board found, ...); a
-    photo of a played board raises CalibrationError (its cars would be learnt as the empty look).
-    `step()`, if given, is called once as each photo is found and once as it is measured (a
-    progress bar of 2 x photos)."""
-    if not photos:
-        raise CalibrationError("no photos to calibrate from")
-    if len(photos) > MAX_VIEWS:
-        raise CalibrationError(f"{len(photos)} photos; a calibration takes at most {MAX_VIEWS}")
-    step = step or (lambda: None)
-    flats = []
-    for photo in photos:
-        flats.append(_flatten_photo(photo))
-        step()
-    return fit_from_flattened(flats, [str(p) for p in photos], reader, step)
-
-
-def fit_from_flattened(flats: list[np.ndarray], names: list[str], reader=None, step=None) -> tuple[Calibration, list[str]]:
-    """The calibration of empty boards already flattened at PX_PER_MM (see `fit_calibration`;
-    `step()` is called as each is measured)."""
-    from vision.read import PX_PER_MM, Reader
-    from vision.spaces import (CropGeometry, align_to_reference, crop_spaces, normalise_light, register_to_template,
-                               warp_quads_frame)
-
-    reader = reader or Reader(calibration=None, use_classifier=False)
-    quads_px = reader.quads_px(PX_PER_MM)
-    warnings: list[str] = []
-    norms = [normalise_light(flat, quads_px, PX_PER_MM) for flat in flats]
-    # The calibration's frame is the template's: the photo whose spaces register best on the
-    # template is put on it, and the others are aligned to that one on their map drawings (a finer
-    # match than spaces alone).
-    regs = [register_to_template(norm, quads_px, PX_PER_MM) for norm in norms]
-    anchor = int(np.argmax([score for _, score in regs]))
-    moved, score = regs[anchor]
-    anchor_board = warp_quads_frame(norms[anchor], moved, quads_px) if score > 0 else norms[anchor]
-    views: list[EmptyView] = []
-    for i, (flat, norm, name) in enumerate(zip(flats, norms, names)):
-        if i == anchor:
-            norm = anchor_board
-        else:
-            norm, score = align_to_reference(norm, anchor_board, PX_PER_MM)
-            if score < 0.5:
-                warnings.append(f"{name}: does not line up with the other photos' board (match {score:.2f})")
-        sp = crop_spaces(norm, quads_px, PX_PER_MM, CropGeometry(), reader.track_ids, reader.index)
-        # A calibration photo must be empty: cars learnt as the empty look would make every later
-        # reading wrong, so a photo on which the reader sees cars is refused.
-        claimed = [t for t in reader.decide(reader.evidence(flat)) if t.owner and not t.doubtful]
-        if len(claimed) >= PLAYED_LIMIT:
-            shown = ", ".join(f"{t.a}-{t.b} ({t.owner})" for t in claimed[:3])
-            raise CalibrationError(f"{name}: {len(claimed)} tracks look claimed ({shown}"
-                                   f"{', ...' if len(claimed) > 3 else ''}); calibrate with photos of the "
-                                   "EMPTY board, with no trains on it")
-        if claimed:
-            warnings.append(f"{name}: {', '.join(f'{t.a}-{t.b}' for t in claimed)} look claimed; "
-                            "if a train stands there, take it off and calibrate again")
-        views.append(EmptyView(norm, sp.lab.astype(float), sp.lab_spread.astype(float), name,
-                               sp.lab_mean.astype(float)))
-        if step is not None:
-            step()
-    return Calibration(tuple(views)), warnings
-
-
-def _flatten_photo(path: str) -> np.ndarray:
-    from vision.image_io import load_photo, read_header
-    from vision.locate import locate_board
-    from vision.read import PX_PER_MM, decode_reduction
-    from vision.rectify import flatten
-
-    w, h = read_header(path).size_wh
-    img = load_photo(path, reduce=decode_reduction(w, h))
-    loc = locate_board(img)
-    return flatten(img, loc.corners_xy, px_per_mm=PX_PER_MM)

@@ -15,7 +15,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import cv2
+
+from calibration.template import load_template
 from scoring.errors import TtrError
+from vision.locate.printed import measure_reference
+from vision.measure import measure_template
+from vision.measure.overlay import check_alignment, draw_measurement, draw_template
 
 
 def add_arguments(parser):
@@ -37,8 +43,6 @@ def add_arguments(parser):
 
 
 def _read_image(path: str):
-    import cv2
-
     if not Path(path).is_file():
         raise TtrError(f"no such photo: {path}")
     image = cv2.imread(path, cv2.IMREAD_COLOR)
@@ -48,20 +52,14 @@ def _read_image(path: str):
 
 
 def _write_image(path: str, image) -> None:
-    import cv2
-
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     if not cv2.imwrite(path, image):
         raise TtrError(f"cannot write {path} (use a .png or .jpg name in a writable folder)")
 
 
 def run(args) -> int:
-    from calibration.template import load_template
-
     image = _read_image(args.photo)
     if args.action == "measure":
-        from calibration.measure import draw_measurement, measure_template
-
         result = measure_template(image, photo_name=Path(args.photo).name)
         result.template.save(args.out)
         print(result.summary())
@@ -69,8 +67,6 @@ def run(args) -> int:
             _write_image(args.debug, draw_measurement(image, result))
         return 0
     if args.action == "printed":
-        from vision.locate.printed import measure_reference
-
         try:
             ref = measure_reference(image)
         except ValueError as e:
@@ -79,7 +75,6 @@ def run(args) -> int:
         ref.save(args.out)
         print(f"wrote {args.out}: {len(ref.keypoints_mm)} features")
         return 0
-    from calibration.measure import check_alignment, draw_template
 
     template = load_template(args.template)
     _write_image(args.out, draw_template(image, template, labels=not args.no_labels))

@@ -17,6 +17,14 @@ import json
 import sys
 from dataclasses import dataclass
 
+from calibration.user import load_calibration
+from scoring.errors import TtrError
+from scoring.game import Game, load_json, parse_game
+from scoring.report import render_text
+from scoring.review import hold_to_rules
+from scoring.score import score_game
+from vision.read import Reader
+
 
 def add_arguments(parser):
     parser.add_argument("photo", metavar="PHOTO", help="a photo of the finished board")
@@ -38,8 +46,6 @@ class Scored:
 def game_from_reading(reading, game_data: dict | None) -> Scored:
     """The photo's claims, corrected by the game file's routes, held to the rules
     (`scoring.review`), with the game file's variant, tickets, names and score track."""
-    from scoring.game import Game, parse_game
-    from scoring.review import hold_to_rules
 
     claims = {c: list(ids) for c, ids in reading.claims().items()}
     owner = {t.track_id: t.owner for t in reading.tracks}
@@ -72,19 +78,11 @@ def game_from_reading(reading, game_data: dict | None) -> Scored:
 
 
 def run(args) -> int:
-    from scoring.errors import TtrError
-    from scoring.game import load_json, parse_game
-    from scoring.report import render_text
-    from scoring.score import score_game
-    from vision.read import Reader
-
     game_data = load_json(args.game) if args.game else None
     if game_data is not None:
         parse_game(game_data)  # a bad file fails before the photo is read
     calibration = None
     if args.calibration:
-        from calibration.fit import load_calibration
-
         calibration = load_calibration(args.calibration)
     # The photo is read as it is (up to the 48 cars a colour has in the box, like `ttr detect`);
     # then held to the rules by scoring.review, which says what it set aside and why.

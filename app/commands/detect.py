@@ -12,6 +12,15 @@ import os
 import sys
 from pathlib import Path
 
+import cv2
+from tqdm import tqdm
+
+from calibration.user import load_calibration
+from scoring.errors import TtrError
+from scoring.files import atomic_write, writable_dir
+from vision.draw import draw_legend, draw_reading
+from vision.read import Reader
+
 
 def add_arguments(parser):
     parser.add_argument("photos", nargs="+", metavar="PHOTO", help="board photos (JPEG, PNG, WebP, HEIC)")
@@ -40,21 +49,14 @@ def summary(reading) -> str:
 
 
 def run(args) -> int:
-    from scoring.errors import TtrError
-    from vision.read import Reader
-
     calibration = None
     if args.calibration:
-        from calibration.fit import load_calibration
-
         calibration = load_calibration(args.calibration)
     reader = Reader(calibration, use_classifier=not args.no_classifier)
     overlay_dir = None
     if args.overlay:  # made if missing; a file, or a folder that cannot be written, is one line
-        from scoring.files import writable_dir
 
         overlay_dir = writable_dir(args.overlay, "overlay folder (--overlay)")
-    from tqdm import tqdm
 
     failed = 0
     bar = tqdm(args.photos, desc="reading", unit="photo", file=sys.stderr,
@@ -102,11 +104,7 @@ def overlay_name(photo: str) -> str:
 
 def _write_overlay(overlay_dir: Path, photo: str, reading) -> Path:
     """The flattened board with the reading and a legend drawn, written atomically."""
-    import cv2
 
-    from scoring.errors import TtrError
-    from scoring.files import atomic_write
-    from vision.draw import draw_legend, draw_reading
 
     ok, jpg = cv2.imencode(".jpg", draw_legend(draw_reading(reading.flattened, reading), reading),
                            [cv2.IMWRITE_JPEG_QUALITY, 90])

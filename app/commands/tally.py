@@ -9,6 +9,10 @@ import argparse
 import json
 import sys
 
+from scoring.game import read_game
+from scoring.report import render_text
+from scoring.score import score_game
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("game", metavar="GAME.json", help="game file: variant, players with routes and tickets")
@@ -16,10 +20,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from scoring.game import read_game
-    from scoring.report import render_text
-    from scoring.score import score_game
-
     sheet = score_game(read_game(args.game))
     if args.json:
         json.dump(sheet.to_dict(), sys.stdout, ensure_ascii=False, indent=2)

@@ -1,0 +1,44 @@
+"""`ttr train --out models/ [--teachers K] [--count N] [--epochs E] [--smoke] [--real DIR]`: make the
+space classifier by its recipe (`models/train.py`; needs the training extra).
+"""
+from __future__ import annotations
+
+from app.commands import size_type
+from models.train import DEFAULTS, make_model
+
+
+def add_arguments(parser):
+    parser.add_argument("--out", default="models", metavar="DIR", help="where to write the ONNX model and its config")
+    parser.add_argument("--count", type=int, help=f"boards each teacher renders (default {DEFAULTS['count']})")
+    parser.add_argument("--epochs", type=int, help=f"training epochs of each teacher (default {DEFAULTS['epochs']})")
+    parser.add_argument("--teachers", type=int, metavar="K",
+                        help="nets trained from different seeds and distilled into one "
+                             f"(default {DEFAULTS['teachers']}; 1: the one net is the model)")
+    parser.add_argument("--student-epochs", type=int, metavar="E",
+                        help=f"epochs of the distilled net (default {DEFAULTS['student_epochs']})")
+    parser.add_argument("--seed", type=int, default=DEFAULTS["seed"], help="first render and training seed")
+    parser.add_argument("--imgsz", type=int, default=DEFAULTS["imgsz"], help="patch side in pixels")
+    parser.add_argument("--work", metavar="DIR", help="keep the rendered patches and the run here")
+    parser.add_argument("--car-seen-height", type=float, default=DEFAULTS["car_seen_height_mm"], metavar="MM",
+                        help="cut each patch where a car this high is seen (camera parallax); 0: at the space")
+    parser.add_argument("--photo-size", default=None, metavar="WxH|mixed", type=size_type(320, 8000, "mixed"),
+                        help="size of the rendered photos (default 2000x1500; mixed: 640x480 to 2016x1512)")
+    parser.add_argument("--smoke", action="store_true", help="a seconds-long run that checks the recipe")
+    parser.add_argument("--device", default="cpu", metavar="DEV",
+                        help="cpu (default, the committed model's) or a CUDA device such as 0")
+    parser.add_argument("--renderer-plastic", action="store_true",
+                        help="keep the renderer's plastic colours (no brighter plastic, see _WiderPlastic)")
+    parser.add_argument("--real", metavar="DIR",
+                        help="also learn from the real photos in DIR (with DIR/gt/*.json), see models/real.py")
+    parser.add_argument("--leave-out", metavar="STATE", default="none",
+                        help="with --real: leave that board state's photos out of training (A, B, D, empty; "
+                             "default none)")
+    parser.add_argument("--init", metavar="ONNX|none",
+                        help="with --real: the net to fine-tune (default: the packaged model; none: train "
+                             "from the yaml with the real patches added)")
+
+
+
+
+def run(args) -> int:
+    return make_model(args)

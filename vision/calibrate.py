@@ -1,0 +1,92 @@
+"""Fit the reader to a user's own board from photos of it EMPTY.
+
+In:  one or more photos of the empty board (any light, any angle the reader accepts).
+Out: `calibration.user.Calibration`, one view per photo (see that module for why it helps and how
+     it is saved).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from calibration.user import MAX_VIEWS, Calibration, CalibrationError, EmptyView
+from vision.image_io import load_photo, read_header
+from vision.locate import locate_board
+from vision.read import PX_PER_MM, Reader, decode_reduction
+from vision.rectify import flatten
+from vision.spaces import (
+    CropGeometry,
+    align_to_reference,
+    crop_spaces,
+    normalise_light,
+    register_to_template,
+    warp_quads_frame,
+)
+
+PLAYED_LIMIT = 3  # confidently claimed tracks that make a calibration photo a played board
+
+
+def fit_calibration(photos: list[str], reader=None, step=None) -> tuple[Calibration, list[str]]:
+    """Measure the empty board on each photo. Returns (calibration, warnings). A photo that cannot
+    be read raises its PhotoError / locator error (one line: not an image, no board found, ...); a
+    photo of a played board raises CalibrationError (its cars would be learnt as the empty look).
+    `step()`, if given, is called once as each photo is found and once as it is measured (a
+    progress bar of 2 x photos)."""
+    if not photos:
+        raise CalibrationError("no photos to calibrate from")
+    if len(photos) > MAX_VIEWS:
+        raise CalibrationError(f"{len(photos)} photos; a calibration takes at most {MAX_VIEWS}")
+    step = step or (lambda: None)
+    flats = []
+    for photo in photos:
+        flats.append(_flatten_photo(photo))
+        step()
+    return fit_from_flattened(flats, [str(p) for p in photos], reader, step)
+
+
+def fit_from_flattened(flats: list[np.ndarray], names: list[str], reader=None, step=None) -> tuple[Calibration, list[str]]:
+    """The calibration of empty boards already flattened at PX_PER_MM (see `fit_calibration`;
+    `step()` is called as each is measured)."""
+
+    reader = reader or Reader(calibration=None, use_classifier=False)
+    quads_px = reader.quads_px(PX_PER_MM)
+    warnings: list[str] = []
+    norms = [normalise_light(flat, quads_px, PX_PER_MM) for flat in flats]
+    # The calibration's frame is the template's: the photo whose spaces register best on the
+    # template is put on it, and the others are aligned to that one on their map drawings (a finer
+    # match than spaces alone).
+    regs = [register_to_template(norm, quads_px, PX_PER_MM) for norm in norms]
+    anchor = int(np.argmax([score for _, score in regs]))
+    moved, score = regs[anchor]
+    anchor_board = warp_quads_frame(norms[anchor], moved, quads_px) if score > 0 else norms[anchor]
+    views: list[EmptyView] = []
+    for i, (flat, norm, name) in enumerate(zip(flats, norms, names)):
+        if i == anchor:
+            norm = anchor_board
+        else:
+            norm, score = align_to_reference(norm, anchor_board, PX_PER_MM)
+            if score < 0.5:
+                warnings.append(f"{name}: does not line up with the other photos' board (match {score:.2f})")
+        sp = crop_spaces(norm, quads_px, PX_PER_MM, CropGeometry(), reader.track_ids, reader.index)
+        # A calibration photo must be empty: cars learnt as the empty look would make every later
+        # reading wrong, so a photo on which the reader sees cars is refused.
+        claimed = [t for t in reader.decide(reader.evidence(flat)) if t.owner and not t.doubtful]
+        if len(claimed) >= PLAYED_LIMIT:
+            shown = ", ".join(f"{t.a}-{t.b} ({t.owner})" for t in claimed[:3])
+            raise CalibrationError(f"{name}: {len(claimed)} tracks look claimed ({shown}"
+                                   f"{', ...' if len(claimed) > 3 else ''}); calibrate with photos of the "
+                                   "EMPTY board, with no trains on it")
+        if claimed:
+            warnings.append(f"{name}: {', '.join(f'{t.a}-{t.b}' for t in claimed)} look claimed; "
+                            "if a train stands there, take it off and calibrate again")
+        views.append(EmptyView(norm, sp.lab.astype(float), sp.lab_spread.astype(float), name,
+                               sp.lab_mean.astype(float)))
+        if step is not None:
+            step()
+    return Calibration(tuple(views)), warnings
+
+
+def _flatten_photo(path: str) -> np.ndarray:
+    w, h = read_header(path).size_wh
+    img = load_photo(path, reduce=decode_reduction(w, h))
+    loc = locate_board(img)
+    return flatten(img, loc.corners_xy, px_per_mm=PX_PER_MM)
