@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -53,6 +54,14 @@ class TrackTemplate:
         return self.spaces.mean(axis=1)
 
 
+class Spaces(NamedTuple):
+    """Every space of the board, as parallel arrays."""
+
+    quads: np.ndarray  # (309, 4, 2) in the template's units
+    track_ids: np.ndarray  # (309,) the track each space is on
+    index: np.ndarray  # (309,) the space's number along its track, from city a
+
+
 @dataclass(frozen=True)
 class Template:
     """The measured board. All arrays in `units` (millimetres unless made by `to_pixels`)."""
@@ -65,15 +74,12 @@ class Template:
     units: str = "mm"
     scale_xy: tuple[float, float] = (1.0, 1.0)  # units per millimetre along x and y
 
-    def all_spaces(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Every space: quads (309, 4, 2), and parallel track ids (309,) and space indices (309,).
-
-        Order: track by track in id order, each from city a to city b.
-        """
+    def all_spaces(self) -> Spaces:
+        """Every space, track by track in id order, each from city a to city b."""
         quads = np.concatenate([t.spaces for t in self.tracks], axis=0)
         track_ids = np.concatenate([np.full(t.length, t.id) for t in self.tracks])
         index = np.concatenate([np.arange(t.length) for t in self.tracks])
-        return quads, track_ids, index
+        return Spaces(quads, track_ids, index)
 
     def space_centers(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Centres (309, 2) of every space, with the same track ids and indices as `all_spaces`."""

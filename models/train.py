@@ -64,7 +64,7 @@ from vision.classify import default_model_paths
 from vision.read import PX_PER_MM, car_offsets_px
 from vision.reading import SPACE_CLASSES as CLASSES  # empty + the five player colours
 from vision.rectify import camera_position, flatten
-from vision.spaces import CropGeometry, crop_spaces, normalise_light
+from vision.spaces import CropGeometry, cut_spaces, light_board
 from vision.synth import trains
 from vision.synth.positions import random_position
 from vision.synth.render import render_photo
@@ -94,7 +94,6 @@ def render_patches(out_dir: Path, count: int, seed: int, imgsz: int, side_mm: fl
     board = load_board()
     template = load_template()
     quads_mm, tids, idx = template.all_spaces()
-    quads_px = quads_mm * PX_PER_MM
     geometry = CropGeometry(imgsz, side_mm)
     counts: dict = {}
     for split in ("train", "val"):
@@ -120,10 +119,10 @@ def render_patches(out_dir: Path, count: int, seed: int, imgsz: int, side_mm: fl
         diag = np.linalg.norm(corners[0] - corners[2])
         corners = corners + rng.normal(0.0, corner_jitter * diag / np.sqrt(2), size=(4, 2))
         flat = flatten(photo.image_bgr, corners, px_per_mm=PX_PER_MM)
-        norm = normalise_light(flat, quads_px, PX_PER_MM)
+        # Cut exactly as the reader cuts (vision.spaces.light_board, cut_spaces), registration included.
+        lit = light_board(flat, quads_mm, PX_PER_MM)
         camera = camera_position(corners, photo.image_bgr.shape[1::-1])
-        seen = quads_px + car_offsets_px(quads_mm, camera, car_seen_height_mm, PX_PER_MM)
-        sp = crop_spaces(norm, seen, PX_PER_MM, geometry, tids, idx)
+        sp = cut_spaces(lit, geometry, tids, idx, car_offsets_px(quads_mm, camera, car_seen_height_mm, PX_PER_MM))
         split = "val" if (i % val_every) == val_every - 1 else "train"
         for k in range(len(tids)):
             label = owner.get(int(tids[k])) or "empty"

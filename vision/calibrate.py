@@ -8,19 +8,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from calibration.template import FLAT_PX_PER_MM
 from calibration.user import MAX_VIEWS, Calibration, CalibrationError, EmptyView
 from vision.image_io import load_photo, read_header
 from vision.locate import locate_board
-from vision.read import PX_PER_MM, Reader, decode_reduction
+from vision.read import Reader, decode_reduction
 from vision.rectify import flatten
-from vision.spaces import (
-    CropGeometry,
-    align_to_reference,
-    crop_spaces,
-    normalise_light,
-    register_to_template,
-    warp_quads_frame,
-)
+from vision.spaces import LitBoard, align_to_reference, cut_spaces, light_board, warp_quads_frame
 
 PLAYED_LIMIT = 3  # confidently claimed tracks that make a calibration photo a played board
 
@@ -48,25 +42,25 @@ def fit_from_flattened(flats: list[np.ndarray], names: list[str], reader=None, s
     `step()` is called as each is measured)."""
 
     reader = reader or Reader(calibration=None, use_classifier=False)
-    quads_px = reader.quads_px(PX_PER_MM)
+    ppm = reader.config.px_per_mm
     warnings: list[str] = []
-    norms = [normalise_light(flat, quads_px, PX_PER_MM) for flat in flats]
+    lits = [light_board(flat, reader.quads_mm, ppm) for flat in flats]
     # The calibration's frame is the template's: the photo whose spaces register best on the
     # template is put on it, and the others are aligned to that one on their map drawings (a finer
     # match than spaces alone).
-    regs = [register_to_template(norm, quads_px, PX_PER_MM) for norm in norms]
-    anchor = int(np.argmax([score for _, score in regs]))
-    moved, score = regs[anchor]
-    anchor_board = warp_quads_frame(norms[anchor], moved, quads_px) if score > 0 else norms[anchor]
+    anchor = int(np.argmax([lit.register_score for lit in lits]))
+    a = lits[anchor]
+    anchor_board = warp_quads_frame(a.board, a.quads_px, a.template_px) if a.register_score > 0 else a.board
     views: list[EmptyView] = []
-    for i, (flat, norm, name) in enumerate(zip(flats, norms, names)):
+    for i, (flat, lit, name) in enumerate(zip(flats, lits, names)):
         if i == anchor:
-            norm = anchor_board
+            board, score = anchor_board, a.register_score
         else:
-            norm, score = align_to_reference(norm, anchor_board, PX_PER_MM)
+            board, score = align_to_reference(lit.board, anchor_board, ppm)
             if score < 0.5:
                 warnings.append(f"{name}: does not line up with the other photos' board (match {score:.2f})")
-        sp = crop_spaces(norm, quads_px, PX_PER_MM, CropGeometry(), reader.track_ids, reader.index)
+        sp = cut_spaces(LitBoard(board, lit.template_px, lit.template_px, ppm, score), reader.geometry,
+                        reader.track_ids, reader.index)
         # A calibration photo must be empty: cars learnt as the empty look would make every later
         # reading wrong, so a photo on which the reader sees cars is refused.
         claimed = [t for t in reader.decide(reader.evidence(flat)) if t.owner and not t.doubtful]
@@ -78,7 +72,7 @@ def fit_from_flattened(flats: list[np.ndarray], names: list[str], reader=None, s
         if claimed:
             warnings.append(f"{name}: {', '.join(f'{t.a}-{t.b}' for t in claimed)} look claimed; "
                             "if a train stands there, take it off and calibrate again")
-        views.append(EmptyView(norm, sp.lab.astype(float), sp.lab_spread.astype(float), name,
+        views.append(EmptyView(board, sp.lab.astype(float), sp.lab_spread.astype(float), name,
                                sp.lab_mean.astype(float)))
         if step is not None:
             step()
@@ -89,4 +83,4 @@ def _flatten_photo(path: str) -> np.ndarray:
     w, h = read_header(path).size_wh
     img = load_photo(path, reduce=decode_reduction(w, h))
     loc = locate_board(img)
-    return flatten(img, loc.corners_xy, px_per_mm=PX_PER_MM)
+    return flatten(img, loc.corners_xy, px_per_mm=FLAT_PX_PER_MM)

@@ -11,47 +11,58 @@ once; `read_board` is the one-call form.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import cv2
 import numpy as np
 
-from calibration.template import load_template
+from calibration.template import FLAT_PX_PER_MM, load_template
+from calibration.user import Calibration
 from scoring.board import load_board
 from vision.classify import PRINTED_LAB, ColourModel, EmptyReference, change_loglik, fuse, load_classifier
 from vision.decide import DecideConfig, decide_tracks, double_ids
 from vision.image_io import load_photo, read_header
 from vision.locate import locate_board
 from vision.quality import photo_warnings
-from vision.reading import PLAYER_COLORS, BoardLocation, Reading
+from vision.reading import PLAYER_COLORS, BoardLocation, Reading, TrackReading
 from vision.rectify import camera_position, flatten, parallax_mm
 from vision.spaces import (
     CropGeometry,
+    LitBoard,
+    SpacePatches,
     align_to_reference,
     change_features,
     crop_spaces,
+    cut_spaces,
     inner_mean_lab,
-    normalise_light,
+    light_board,
     paint_spaces,
-    register_to_template,
 )
 
-PX_PER_MM = 2.0
-# Weights of the two evidence sources in the fused per-space log-likelihood.
-W_COLOUR = 1.0
-W_CLASSIFIER = 1.0
-W_CHANGE = 1.0
-REGISTER = True  # fine-register the flattened board on the template's spaces (see spaces.register_to_template)
-CLASSIFIER_FLOOR = 0.02  # probabilities below this are clipped (a net is never that sure off its data)
-CLASSIFIER_COLOUR_TRUST = 0.5  # see SpaceClassifier.loglik
-# Where a car is seen: its roof stands ~6 mm above the board and its side towards the camera fills
-# the view below that, so what a photo shows of a car centres about 4 mm up. From ~70 cm that
-# leans up to ~2.5 mm off the space at the board's edges (see rectify.camera_position).
-COLOUR_SEEN_HEIGHT_MM = 4.0
-LANE_ALONE = True  # judge a lane beside a claimed lane of its double with that lane shown bare (Reader.evidence)
+PX_PER_MM = FLAT_PX_PER_MM  # (the scale boards are flattened at; its home is the template)
 
 
-@dataclass
+@dataclass(frozen=True)
+class ReaderConfig:
+    """Every setting of the reader (the classifier's patch geometry comes with its weights)."""
+
+    px_per_mm: float = FLAT_PX_PER_MM  # the flattened board's scale
+    register: bool = True  # fine-register the flattened board on the template's spaces (spaces.light_board)
+    # Weights of the evidence sources in the fused per-space log-likelihood.
+    w_colour: float = 1.0
+    w_classifier: float = 1.0
+    w_change: float = 1.0  # against the user's empty board (a calibration)
+    classifier_floor: float = 0.02  # probabilities below this are clipped (a net is never that sure off its data)
+    classifier_colour_trust: float = 0.5  # see SpaceClassifier.loglik
+    # Where a car is seen: its roof stands ~6 mm above the board and its side towards the camera fills
+    # the view below that, so what a photo shows of a car centres about 4 mm up. From ~70 cm that
+    # leans up to ~2.5 mm off the space at the board's edges (see rectify.camera_position).
+    colour_seen_height_mm: float = 4.0
+    lane_alone: bool = True  # judge a lane beside a claimed lane of its double with that lane shown bare
+    decide: DecideConfig = field(default_factory=DecideConfig)
+
+
+@dataclass(frozen=True)
 class SpaceEvidence:
     """Everything measured on the spaces of one flattened board (for decide, draw and calibrate)."""
 
@@ -63,88 +74,146 @@ class SpaceEvidence:
     probs: np.ndarray  # (309, 6) per-space probabilities (normalised fused likelihood)
     classifier_probs: np.ndarray | None  # (309, 2) P(empty), P(car) or (309, 6), see SpaceClassifier
 
+    def __post_init__(self):
+        n = len(self.track_ids)
+        if self.quads_px.shape != (n, 4, 2) or self.loglik.shape != (n, 6) or self.probs.shape != (n, 6):
+            raise ValueError("SpaceEvidence fields must have one row per space")
+
 
 class Reader:
-    """Loads the template and the classifier once; `read(image)` per photo."""
+    """Loads the template and the classifier once; `read(image)` per photo.
 
-    def __init__(self, calibration=None, use_classifier: bool = True, model_path: str | None = None,
-                 decide_cfg: DecideConfig = DecideConfig(), template=None):
+    A photo's way through it, each step one function with a typed result:
+    photo -> `locate_board` (BoardLocation) -> `flatten` (the board in the template frame) ->
+    `evidence` (SpaceEvidence: light_board, cut_spaces, the colour, calibration and classifier
+    evidence) -> `decide` (TrackReading per track) -> Reading."""
+
+    def __init__(self, calibration: Calibration | None = None, use_classifier: bool = True,
+                 model_path: str | None = None, config: ReaderConfig = ReaderConfig(), template=None):
+        self.config = config
         self.board = load_board()
         self.template = template if template is not None else load_template()
         self.calibration = calibration
         self.classifier = load_classifier(model_path) if use_classifier else None
         self.geometry = (CropGeometry(self.classifier.config.imgsz, self.classifier.config.side_mm)
                          if self.classifier else CropGeometry())
-        self.decide_cfg = decide_cfg
         # The classifier's patches are cut as it was trained: where a car this high is seen, or
         # (0, as in models that do not say) centred on the space.
         crop = self.classifier.config.raw.get("crop", {}) if self.classifier else {}
         self.patch_seen_height_mm = float(crop.get("car_seen_height_mm", 0.0))
-        quads, tids, idx = self.template.all_spaces()
-        self.quads_mm, self.track_ids, self.index = quads, tids, idx
-        self.printed = [self.board.tracks[t].color for t in tids]
+        self.spaces = self.template.all_spaces()
+        self.quads_mm, self.track_ids, self.index = self.spaces
+        self.printed = [self.board.tracks[t].color for t in self.track_ids]
         self.player_printed = np.isin(self.printed, PLAYER_COLORS)
         self.colour = ColourModel()
         # The other lane of each space's double route, as a track id (-1 on single routes).
-        self.other_lane = np.asarray(double_ids(self.board))[tids]
+        self.other_lane = np.asarray(double_ids(self.board))[self.track_ids]
 
-    # -- stages -------------------------------------------------------------------------------
-    def quads_px(self, px_per_mm: float = PX_PER_MM) -> np.ndarray:
-        """Every space's quad in flattened-image pixels."""
-        # Flattened pixel (u, v) shows the board point ((u + 0.5) / ppm, (v + 0.5) / ppm) mm.
-        return self.quads_mm * px_per_mm - 0.5
+    # -- the photo's way through ----------------------------------------------------------------
+    def read_path(self, path: str) -> Reading:
+        """Load a photo file (EXIF applied; a large JPEG decoded reduced) and read it."""
+        t0 = time.perf_counter()
+        w, h = read_header(path).size_wh
+        img = load_photo(path, reduce=decode_reduction(w, h))
+        return self.read(img, image_name=str(path), t_start=t0, scale_to_photo=w / img.shape[1])
 
-    def evidence(self, flattened: np.ndarray, px_per_mm: float = PX_PER_MM, camera_mm=None) -> SpaceEvidence:
-        shift = car_offsets_px(self.quads_mm, camera_mm, COLOUR_SEEN_HEIGHT_MM, px_per_mm)
-        patch_shift = car_offsets_px(self.quads_mm, camera_mm, self.patch_seen_height_mm, px_per_mm)
-        template_px = quads_px = self.quads_px(px_per_mm)
-        norm = normalise_light(flattened, quads_px, px_per_mm)
-        if REGISTER:
-            quads_px, _ = register_to_template(norm, quads_px, px_per_mm)
-        sp = crop_spaces(norm, quads_px, px_per_mm, self.geometry, self.track_ids, self.index)
-        ref = None
-        change = None
-        if self.calibration is not None and px_per_mm == PX_PER_MM:
-            view = self.calibration.nearest_view(sp.lab)
-            if view.board_bgr.shape == norm.shape:
-                aligned, score = align_to_reference(norm, view.board_bgr, px_per_mm)
-                if score > 0:
-                    # Now in the view's frame, which is the template's.
-                    norm, quads_px = aligned, template_px
-                    change = change_features(norm, view.board_bgr, quads_px)
-                    sp = crop_spaces(norm, quads_px, px_per_mm, self.geometry, self.track_ids, self.index)
-            ref = EmptyReference(view.lab if view.mean is None else view.mean, view.spread, "calibration")
-        # The mean colour mixes linearly when a car covers part of its space (see ColourModel).
-        # Print is measured on the space, a car where it is seen (camera parallax).
-        colour, colour_car, isolated = sp.lab_mean, sp.lab_mean, None
+    def read(self, image_bgr: np.ndarray, image_name: str = "", t_start: float | None = None,
+             scale_to_photo: float = 1.0) -> Reading:
+        """Locate the board in a photo and read it. `scale_to_photo` maps image pixels to the
+        photo's displayed pixels (when the image was decoded reduced)."""
+        t_start = time.perf_counter() if t_start is None else t_start
+        loc = locate_board(image_bgr)
+        warnings = list(loc.warnings)
+        warnings.extend(w for w in photo_warnings(image_bgr, loc) if w not in warnings)
+        flat = flatten(image_bgr, loc.corners_xy, px_per_mm=self.config.px_per_mm)
+        camera = camera_position(loc.corners_xy, image_bgr.shape[1::-1])
+        if scale_to_photo != 1.0:
+            loc = BoardLocation(np.asarray(loc.corners_xy, float) * scale_to_photo, loc.orientation,
+                                loc.confidence, loc.warnings)
+        return self.read_flattened(flat, loc, image_name, t_start, warnings, camera)
+
+    def read_flattened(self, flattened: np.ndarray, location: BoardLocation, image_name: str = "",
+                       t_start: float | None = None, warnings: list[str] | None = None, camera_mm=None) -> Reading:
+        """Read a board already flattened to the template frame at `config.px_per_mm` (`camera_mm`:
+        where the camera stood, see rectify.camera_position; None reads as if from straight above)."""
+        t_start = time.perf_counter() if t_start is None else t_start
+        ev = self.evidence(flattened, camera_mm)
+        tracks = self.decide(ev)
+        warnings = list(warnings or []) + doubt_warnings(tracks)
+        return Reading(image=image_name, location=location, tracks=tracks, flattened=flattened,
+                       px_per_mm=self.config.px_per_mm, warnings=warnings,
+                       elapsed_ms=(time.perf_counter() - t_start) * 1000.0, space_quads_px=ev.quads_px)
+
+    def evidence(self, flattened: np.ndarray, camera_mm=None) -> SpaceEvidence:
+        """What every space of a flattened board shows, from each source of evidence, fused."""
+        cfg = self.config
+        lit = light_board(flattened, self.quads_mm, cfg.px_per_mm, cfg.register)
+        spaces = cut_spaces(lit, self.geometry, self.track_ids, self.index)
+        change = ref = None
+        if self.calibration is not None:
+            lit, spaces, change, ref = self._against_calibration(lit, spaces)
+        parts = [(self._colour_loglik(lit, spaces, camera_mm, change, ref), cfg.w_colour)]
+        if change is not None:
+            parts.append((change_loglik(change.d50), cfg.w_change))
+        cprobs = None
+        if self.classifier is not None:
+            cprobs = self._classifier_probs(lit, spaces, camera_mm, parts)
+            parts.append((self._classifier_loglik(cprobs), cfg.w_classifier))
+        ll = fuse(parts)
+        p = np.exp(ll - ll.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+        return SpaceEvidence(lit.quads_px, self.track_ids, spaces.lab, spaces.lab_spread, ll, p, cprobs)
+
+    def decide(self, ev: SpaceEvidence) -> list[TrackReading]:
+        per_track_ll = [ev.loglik[self.track_ids == t.id] for t in self.board.tracks]
+        per_track_p = [ev.probs[self.track_ids == t.id] for t in self.board.tracks]
+        return decide_tracks(per_track_ll, per_track_p, self.board, self.config.decide)
+
+    # -- the evidence's sources -----------------------------------------------------------------
+    def _against_calibration(self, lit: LitBoard, spaces: SpacePatches):
+        """The user's empty board nearest this photo's light: the reference colours of each space,
+        and, when the board lines up with it, the board in its frame (which is the template's) with
+        what changed on each space. Returns (lit, spaces, change or None, reference)."""
+        view = self.calibration.nearest_view(spaces.lab)
+        ref = EmptyReference(view.lab if view.mean is None else view.mean, view.spread, "calibration")
+        if view.board_bgr.shape != lit.board.shape:
+            return lit, spaces, None, ref
+        aligned, score = align_to_reference(lit.board, view.board_bgr, lit.px_per_mm)
+        if score <= 0:
+            return lit, spaces, None, ref
+        lit = LitBoard(aligned, lit.template_px, lit.template_px, lit.px_per_mm, score)
+        change = change_features(lit.board, view.board_bgr, lit.quads_px)
+        return lit, cut_spaces(lit, self.geometry, self.track_ids, self.index), change, ref
+
+    def _colour_loglik(self, lit: LitBoard, spaces: SpacePatches, camera_mm, change, ref) -> np.ndarray:
+        """(N, 6) the colour evidence. The mean colour mixes linearly when a car covers part of its
+        space (see ColourModel); print is measured on the space, a car where it is seen (parallax)."""
+        shift = car_offsets_px(self.quads_mm, camera_mm, self.config.colour_seen_height_mm, lit.px_per_mm)
+        colour_car, isolated = spaces.lab_mean, None
         if np.any(shift):
-            colour_car = inner_mean_lab(norm, quads_px + shift)
+            colour_car = inner_mean_lab(lit.board, lit.quads_px + shift)
         if change is not None:
             # With the empty view, what changed is the car: its own colour when it covers part of
             # the space (a fully covered space is read whole: its changed pixels include shadow).
             # The print is still judged on the whole space.
             isolated = (change.changed_share >= 0.3) & (change.changed_share < 0.8)
             colour_car = np.where(isolated[:, None], change.changed_lab, colour_car)
-        parts = [(self.colour.loglik(colour, self.printed, self.track_ids, ref, colour_car, isolated), W_COLOUR)]
-        if change is not None:
-            parts.append((change_loglik(change.d50), W_CHANGE))
-        cprobs = None
-        if self.classifier is not None:
-            if not np.any(patch_shift):
-                patches = sp.patches
-            else:
-                patches = crop_spaces(norm, quads_px + patch_shift, px_per_mm, self.geometry, self.track_ids,
-                                      self.index).patches
-            cprobs = self._classify(patches, self.player_printed, fuse(parts))
-            if LANE_ALONE:
-                first = fuse(parts + [(self.classifier.loglik(cprobs, CLASSIFIER_FLOOR, CLASSIFIER_COLOUR_TRUST),
-                                       W_CLASSIFIER)])
-                self._judge_lanes_alone(norm, quads_px + patch_shift, sp.lab, first, cprobs, px_per_mm)
-            parts.append((self.classifier.loglik(cprobs, CLASSIFIER_FLOOR, CLASSIFIER_COLOUR_TRUST), W_CLASSIFIER))
-        ll = fuse(parts)
-        p = np.exp(ll - ll.max(axis=1, keepdims=True))
-        p /= p.sum(axis=1, keepdims=True)
-        return SpaceEvidence(quads_px, self.track_ids, sp.lab, sp.lab_spread, ll, p, cprobs)
+        return self.colour.loglik(spaces.lab_mean, self.printed, self.track_ids, ref, colour_car, isolated)
+
+    def _classifier_loglik(self, cprobs: np.ndarray) -> np.ndarray:
+        return self.classifier.loglik(cprobs, self.config.classifier_floor, self.config.classifier_colour_trust)
+
+    def _classifier_probs(self, lit: LitBoard, spaces: SpacePatches, camera_mm, parts: list) -> np.ndarray:
+        """(N, 6) the classifier's answer on each space's patch, cut as it was trained; lanes beside
+        a claimed lane of their double judged again with that lane shown bare."""
+        seen = car_offsets_px(self.quads_mm, camera_mm, self.patch_seen_height_mm, lit.px_per_mm)
+        patches = spaces.patches if not np.any(seen) else cut_spaces(
+            lit, self.geometry, self.track_ids, self.index, seen).patches
+        cprobs = self._classify(patches, self.player_printed, fuse(parts))
+        if self.config.lane_alone:
+            first = fuse(parts + [(self._classifier_loglik(cprobs), self.config.w_classifier)])
+            self._judge_lanes_alone(lit.board, lit.quads_px + seen, spaces.lab, first, cprobs, lit.px_per_mm)
+        return cprobs
 
     def _classify(self, patches: np.ndarray, player_printed: np.ndarray, colour_ll: np.ndarray | None = None) -> np.ndarray:
         """The classifier's (N, 6) answer on `patches`, averaged with its answer on the half-turned
@@ -203,54 +272,15 @@ class Reader:
             out[m] = np.median(lab[m & empty], axis=0) if np.count_nonzero(m & empty) >= 3 else PRINTED_LAB[colour]
         return cv2.cvtColor(np.clip(out, 0, 255).astype(np.uint8)[None], cv2.COLOR_LAB2BGR)[0].astype(float)
 
-    def decide(self, ev: SpaceEvidence):
-        per_track_ll = [ev.loglik[self.track_ids == t.id] for t in self.board.tracks]
-        per_track_p = [ev.probs[self.track_ids == t.id] for t in self.board.tracks]
-        return decide_tracks(per_track_ll, per_track_p, self.board, self.decide_cfg)
 
-    def read_flattened(self, flattened: np.ndarray, location: BoardLocation, image_name: str = "",
-                       px_per_mm: float = PX_PER_MM, t_start: float | None = None,
-                       warnings: list[str] | None = None, camera_mm=None) -> Reading:
-        """Read a board already flattened to the template frame (`camera_mm`: where the camera
-        stood, see rectify.camera_position; None reads as if from straight above)."""
-        t_start = time.perf_counter() if t_start is None else t_start
-        ev = self.evidence(flattened, px_per_mm, camera_mm)
-        tracks = self.decide(ev)
-        warnings = list(warnings or [])
-        doubtful = [t for t in tracks if t.doubtful]
-        if doubtful:
-            names = ", ".join(f"{t.a}-{t.b} ({t.color})" for t in doubtful[:6])
-            more = f" and {len(doubtful) - 6} more" if len(doubtful) > 6 else ""
-            warnings.append(f"{len(doubtful)} doubtful track(s), please check: {names}{more}")
-        return Reading(image=image_name, location=location, tracks=tracks, flattened=flattened,
-                       px_per_mm=px_per_mm, warnings=warnings,
-                       elapsed_ms=(time.perf_counter() - t_start) * 1000.0, space_quads_px=ev.quads_px)
-
-    def read(self, image_bgr: np.ndarray, image_name: str = "", t_start: float | None = None,
-             scale_to_photo: float = 1.0) -> Reading:
-        """Locate the board in a photo and read it. `scale_to_photo` maps image pixels to the
-        photo's displayed pixels (when the image was decoded reduced)."""
-
-        t_start = time.perf_counter() if t_start is None else t_start
-
-        loc = locate_board(image_bgr)
-        warnings = list(loc.warnings)
-        warnings.extend(w for w in photo_warnings(image_bgr, loc) if w not in warnings)
-        flat = flatten(image_bgr, loc.corners_xy, px_per_mm=PX_PER_MM)
-        camera = camera_position(loc.corners_xy, image_bgr.shape[1::-1])
-        if scale_to_photo != 1.0:
-            loc = BoardLocation(np.asarray(loc.corners_xy, float) * scale_to_photo, loc.orientation,
-                                loc.confidence, loc.warnings)
-        return self.read_flattened(flat, loc, image_name, PX_PER_MM, t_start, warnings, camera)
-
-    def read_path(self, path: str) -> Reading:
-        """Load a photo file (EXIF applied; a large JPEG decoded reduced) and read it."""
-
-        t0 = time.perf_counter()
-        w, h = read_header(path).size_wh
-        img = load_photo(path, reduce=decode_reduction(w, h))
-        scale = w / img.shape[1]
-        return self.read(img, image_name=str(path), t_start=t0, scale_to_photo=scale)
+def doubt_warnings(tracks: list[TrackReading]) -> list[str]:
+    """The warning that names the doubtful tracks (none when none is)."""
+    doubtful = [t for t in tracks if t.doubtful]
+    if not doubtful:
+        return []
+    names = ", ".join(f"{t.a}-{t.b} ({t.color})" for t in doubtful[:6])
+    more = f" and {len(doubtful) - 6} more" if len(doubtful) > 6 else ""
+    return [f"{len(doubtful)} doubtful track(s), please check: {names}{more}"]
 
 
 def car_offsets_px(quads_mm: np.ndarray, camera_mm, height_mm: float, px_per_mm: float) -> np.ndarray:
@@ -271,17 +301,11 @@ def decode_reduction(width: int, height: int) -> int:
     return reduce
 
 
-def read_board(image_bgr: np.ndarray, calibration=None, image_name: str = "") -> Reading:
-    """Read one photo with a fresh reader (use `Reader` for many photos)."""
-    return _reader(calibration).read(image_bgr, image_name)
+def read_board(image_bgr: np.ndarray, calibration: Calibration | None = None, image_name: str = "") -> Reading:
+    """Read one photo (use `Reader` for many photos: this keeps one reader while the calibration is the same)."""
+    if not _LAST or _LAST[0][0] is not calibration:
+        _LAST[:] = [(calibration, Reader(calibration))]
+    return _LAST[0][1].read(image_bgr, image_name)
 
 
-_READERS: dict = {}
-
-
-def _reader(calibration) -> Reader:
-    key = id(calibration)
-    if key not in _READERS:
-        _READERS.clear()
-        _READERS[key] = Reader(calibration)
-    return _READERS[key]
+_LAST: list = []  # [(calibration, its Reader)] of the last read_board call

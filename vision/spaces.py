@@ -19,6 +19,9 @@ import numpy as np
 
 PAPER_LEVEL = 190.0  # the paper's value in every channel after normalisation
 BORDER_MM = 26.0  # the score track around the map: not paper, kept out of the light map
+# The part of a space (fraction of its length, of its width) whose colour is measured: cars sit a
+# little off their space, and its printed outline is not its colour.
+INNER = (0.7, 0.35)
 
 
 @dataclass(frozen=True)
@@ -143,14 +146,42 @@ def normalise_light(flattened: np.ndarray, quads_px: np.ndarray, px_per_mm: floa
     return cv2.multiply(np.ascontiguousarray(flattened), gain, dtype=cv2.CV_8U)  # saturates at 0..255
 
 
+@dataclass(frozen=True)
+class LitBoard:
+    """A flattened board with its light evened out, and where its spaces are on it."""
+
+    board: np.ndarray  # (H, W, 3) uint8 BGR, light-normalised
+    quads_px: np.ndarray  # (N, 4, 2) every space on `board` (registered, or the template's)
+    template_px: np.ndarray  # (N, 4, 2) the template's spaces in the same pixels
+    px_per_mm: float
+    register_score: float  # ECC score of the registration (0: not registered or it failed)
+
+    def __post_init__(self):
+        if self.quads_px.shape != self.template_px.shape or self.board.ndim != 3:
+            raise ValueError("LitBoard: quads and template quads must match, and the board be a colour image")
+
+
+def light_board(flattened: np.ndarray, quads_mm: np.ndarray, px_per_mm: float, register: bool = True) -> LitBoard:
+    """The first step of every use of the spaces (reading, calibrating, training): the template's
+    spaces in pixels, the board's light evened out on its paper, and the spaces registered on it."""
+    # Flattened pixel (u, v) shows the board point ((u + 0.5) / ppm, (v + 0.5) / ppm) mm.
+    template_px = np.asarray(quads_mm, float) * px_per_mm - 0.5
+    norm = normalise_light(flattened, template_px, px_per_mm)
+    quads_px, score = register_to_template(norm, template_px, px_per_mm) if register else (template_px, 0.0)
+    return LitBoard(norm, quads_px, template_px, px_per_mm, score)
+
+
+def cut_spaces(lit: LitBoard, geometry: CropGeometry, track_ids: np.ndarray, index: np.ndarray,
+               offsets_px: np.ndarray | None = None) -> SpacePatches:
+    """Every space of `lit` cut out (`offsets_px`, (N, 1, 2): moved to where a car on it is seen)."""
+    quads = lit.quads_px if offsets_px is None else lit.quads_px + offsets_px
+    return crop_spaces(lit.board, quads, lit.px_per_mm, geometry, track_ids, index)
+
+
 def crop_spaces(board_norm: np.ndarray, quads_px: np.ndarray, px_per_mm: float,
                 geometry: CropGeometry = CropGeometry(), track_ids: np.ndarray | None = None,
-                index: np.ndarray | None = None, inner: tuple[float, float] = (0.7, 0.35)) -> SpacePatches:
-    """Patches and inner-colour statistics of every space (see module doc).
-
-    `inner` is the part of the space (fraction of length, of width) whose colour is measured: cars
-    sit a little off their space, and its printed outline is not its colour.
-    """
+                index: np.ndarray | None = None, inner: tuple[float, float] = INNER) -> SpacePatches:
+    """Patches and inner-colour statistics (of the `inner` part) of every space (see module doc)."""
     quads_px = np.asarray(quads_px, dtype=float)
     n = len(quads_px)
     c, axis, length, width = space_frames(quads_px)
@@ -176,7 +207,7 @@ def crop_spaces(board_norm: np.ndarray, quads_px: np.ndarray, px_per_mm: float,
 
 
 def inner_lab(patches: np.ndarray, length_px: np.ndarray, width_px: np.ndarray,
-              inner: tuple[float, float] = (0.7, 0.5)) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+              inner: tuple[float, float]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Median Lab (N, 3), its inter-quartile range (N, 3) and the mean (N, 3) of each patch's central space part
     (one rectangle for all spaces, from their median size: printed spaces are all alike)."""
     n, s = patches.shape[:2]
@@ -204,7 +235,7 @@ def space_grid(quads_px: np.ndarray, part: tuple[float, float], grid: tuple[int,
     return c[:, None, None, :] + gl * axis[:, None, None, :] + gw * nrm[:, None, None, :]
 
 
-def inner_mean_lab(board_norm: np.ndarray, quads_px: np.ndarray, inner: tuple[float, float] = (0.7, 0.35),
+def inner_mean_lab(board_norm: np.ndarray, quads_px: np.ndarray, inner: tuple[float, float] = INNER,
                    grid: tuple[int, int] = (17, 7)) -> np.ndarray:
     """(N, 3) mean Lab over a grid of points on each quad's central part (`inner`: fractions of its
     length and width), the same part `crop_spaces` measures, without cutting whole patches."""
