@@ -71,6 +71,11 @@ class Board:
         others = [t for t in self.tracks_between(track.a, track.b) if t.id != track.id]
         return others[0] if others else None
 
+    @cached_property
+    def double_ids(self) -> tuple[int, ...]:
+        """Per track id, the id of the other track of its double route, or -1 (computed once)."""
+        return tuple(-1 if (other := self.double_of(t)) is None else other.id for t in self.tracks)
+
 
 class BoardDataError(ValueError):
     """The board data file is inconsistent (a packaging bug, not user input)."""
@@ -110,7 +115,7 @@ def load_board(name: str = "usa") -> Board:
     raw = json.loads(text)
     board = Board(
         name=raw["name"],
-        board_mm=tuple(raw["board_mm"]),
+        board_mm=tuple(float(v) for v in raw["board_mm"]),
         cities={c["name"]: City(c["name"], float(c["x"]), float(c["y"])) for c in raw["cities"]},
         tracks=tuple(Track(int(t["id"]), t["a"], t["b"], int(t["length"]), t["color"]) for t in raw["tracks"]),
         tickets=tuple(Ticket(k["a"], k["b"], int(k["points"]), k["points_2004"], k["origin"], tuple(k["decks"]))

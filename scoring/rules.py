@@ -15,6 +15,10 @@ ROUTE_POINTS = {1: 1, 2: 2, 3: 4, 4: 7, 5: 10, 6: 15}
 
 # Trains each player has; a player's tracks can hold no more.
 TRAINS_PER_PLAYER = 45
+# Cars of one colour in the USA box: the 45 trains and 3 spares. Real boards show the spares (the
+# photo reader's bound on what a photo can show, `vision.decide`); the rules count 45.
+SPARE_CARS = 3
+CARS_IN_BOX = TRAINS_PER_PLAYER + SPARE_CARS
 
 # Games with this many players or fewer may use only one track of each double route.
 DOUBLES_CLOSED_UP_TO = 3

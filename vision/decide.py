@@ -25,9 +25,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from scoring.board import Board, load_board
-from vision.reading import PLAYER_COLORS, SPACE_CLASSES, TrackReading
+from scoring.rules import CARS_IN_BOX, PLAYER_COLORS
+from vision.reading import SPACE_CLASSES, TrackReading
 
-TRAINS_PER_PLAYER = 48  # cars of one colour in the box (45 + 3 spares); see the module doc
+# The old name of the reader's car bound (tests/test_read_decide.py imports it): it is the box's
+# cars, CARS_IN_BOX (45 + 3 spares), not the rules' TRAINS_PER_PLAYER; see the module doc.
+TRAINS_PER_PLAYER = CARS_IN_BOX
 # A track whose decided owner has a posterior below this is reported as doubtful.
 DOUBT_BELOW = 0.9
 
@@ -38,7 +41,7 @@ class DecideConfig:
     empty_prior: float = 0.0  # log-prior added to the "empty" hypothesis of every track
     doubt_below: float = DOUBT_BELOW
     same_colour_doubt_below: float = 0.999  # the same, between empty and cars of the printed colour
-    max_trains: int = TRAINS_PER_PLAYER  # 45 to hold a reading to the rules (scoring needs that)
+    max_trains: int = CARS_IN_BOX  # scoring.rules.TRAINS_PER_PLAYER holds a reading to the rules
     unseen_player_prior: bool = True  # see unseen_player_penalty
 
 
@@ -98,29 +101,19 @@ def _players(choice: np.ndarray) -> set[int]:
 
 
 def _allowed_hypotheses(track_id: int, choice: np.ndarray, board: Board,
-                        max_trains: int = TRAINS_PER_PLAYER) -> np.ndarray:
+                        max_trains: int = CARS_IN_BOX) -> np.ndarray:
     """Which hypotheses track `track_id` may take given every other track's decision."""
     used = trains_used(choice, board)
     return np.array([_ok(track_id, h, choice, board, used, max_trains) for h in range(len(SPACE_CLASSES))])
 
 
-_DOUBLES: dict[int, tuple[int, ...]] = {}
-
-
 def double_ids(board: Board) -> tuple[int, ...]:
-    """The other track of each track's double route, or -1 (cached per board object)."""
-    if id(board) in _DOUBLES:
-        return _DOUBLES[id(board)]
-    out = []
-    for t in board.tracks:
-        o = board.double_of(t)
-        out.append(-1 if o is None else o.id)
-    _DOUBLES[id(board)] = tuple(out)
-    return _DOUBLES[id(board)]
+    """The other track of each track's double route, or -1 (`Board.double_ids`, kept on the board)."""
+    return board.double_ids
 
 
 def _ok(track_id: int, h: int, choice: np.ndarray, board: Board, used: dict | None = None,
-        max_trains: int = TRAINS_PER_PLAYER) -> bool:
+        max_trains: int = CARS_IN_BOX) -> bool:
     """Would giving track `track_id` to hypothesis `h` (0 = nobody) break a rule, others fixed?"""
     if h == 0:
         return True
@@ -150,7 +143,7 @@ def _lengths(board: Board) -> np.ndarray:
 
 
 def settle_by_rules(scores: np.ndarray, choice: np.ndarray, board: Board,
-                    max_trains: int = TRAINS_PER_PLAYER) -> np.ndarray:
+                    max_trains: int = CARS_IN_BOX) -> np.ndarray:
     """Change the fewest-cost decisions until no rule is broken; returns the new choice (100,)."""
     choice = np.array(choice, dtype=int)
     doubles = [(i, j) for i, j in enumerate(double_ids(board)) if j > i]

@@ -1,7 +1,7 @@
 """Flatten the board: warp the photo so the board fills the template frame.
 
 Board frame: millimetres from the board's own top-left outer corner, x right, y down, the board
-being `BOARD_MM` = 795 x 525 mm. The flattened image at `px_per_mm` has size
+being `BOARD_MM` = 795 x 525 mm (the board facts' `Board.board_mm`). The flattened image at `px_per_mm` has size
 (round(525 * px_per_mm), round(795 * px_per_mm)); its pixel (u, v) (integer = pixel centre) shows
 the board point ((u + 0.5) / px_per_mm, (v + 0.5) / px_per_mm) mm.
 
@@ -13,7 +13,9 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-BOARD_MM = (795.0, 525.0)  # width, height of the whole board, score track included
+from scoring.board import load_board
+
+BOARD_MM: tuple[float, float] = load_board().board_mm  # width, height of the whole board, score track included
 
 
 def board_corners_mm() -> np.ndarray:

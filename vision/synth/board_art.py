@@ -15,9 +15,9 @@ from functools import lru_cache
 import cv2
 import numpy as np
 
+from vision.rectify import BOARD_MM  # the template frame's size (the board facts')
 from vision.spaces import PAPER_LEVEL  # the paper's grey after the reader's light normalisation
 
-BOARD_MM = (795.0, 525.0)
 N_LOOKS = 16  # print runs the renderer draws from; each is cached once drawn
 
 # Printed space colours (BGR), the centre of what the looks vary around.
