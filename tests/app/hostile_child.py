@@ -1,6 +1,6 @@
 """Run `ttr` command lines in one process, each under a time bound, and report how each ended.
 
-Used by tests/test_fuzz_cli.py (not a test module itself): `python hostile_child.py CASES.json
+Used by tests/app/test_fuzz_cli.py (not a test module itself): `python hostile_child.py CASES.json
 OUT.json`, CASES a list of {"id", "argv"} (and optionally "seconds", the case's own alarm). Each case runs `app.cli.main(argv)` in this process
 (imports paid once), with stdout/stderr captured, an alarm of `--seconds` (a hang becomes a
 "timeout" result instead of stalling the suite) and the address space capped (`--max-gb`, a

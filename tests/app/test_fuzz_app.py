@@ -21,7 +21,7 @@ from app import state as S
 from app.launch import MAX_UPLOAD_MB, PAGE, command
 from scoring.errors import TtrError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 HOSTILE_GAMES = {
     "nested": b'{"players": ' + b"[" * 5000 + b"]" * 5000 + b"}",

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-DEV = Path(__file__).resolve().parents[2] / "shared" / "real" / "dev"
+DEV = Path(__file__).resolve().parents[3] / "shared" / "real" / "dev"
 
 pytestmark = pytest.mark.skipif(not (DEV / "gt").is_dir(), reason="real dev photos (../shared) not present")
 

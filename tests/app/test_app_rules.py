@@ -17,7 +17,7 @@ from scoring.game import Game
 from scoring.review import hold_to_rules
 from scoring.score import score_game
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # the installed command (the one on PATH beside this Python, as `pip install` puts it)
 TTR = shutil.which("ttr", path=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])) or "ttr"
 BOARD = load_board()

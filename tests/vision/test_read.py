@@ -16,7 +16,7 @@ from vision.spaces import (PAPER_LEVEL, CropGeometry, align_to_reference, change
 
 BOARD = load_board()
 PPM = 2.0
-REAL_DEV = Path(os.environ.get("TTR_REAL_DEV", Path(__file__).resolve().parents[2] / "shared" / "real" / "dev"))
+REAL_DEV = Path(os.environ.get("TTR_REAL_DEV", Path(__file__).resolve().parents[3] / "shared" / "real" / "dev"))
 
 
 def one_quad(cx, cy, length=47.0, width=15.0, angle_deg=0.0):
@@ -214,7 +214,7 @@ def test_overlay_draws_owners(reader):
 
 def _ttr(*args, timeout=120):
     return subprocess.run([sys.executable, "-m", "app.cli", *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=Path(__file__).resolve().parents[1])
+                          timeout=timeout, cwd=Path(__file__).resolve().parents[2])
 
 
 def test_detect_reports_bad_photos_and_reads_the_rest(tmp_path):

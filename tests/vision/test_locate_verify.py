@@ -17,7 +17,7 @@ from vision.rectify import shrink
 from vision.synth import camera as cam
 from vision.synth.render import render_photo
 
-DEV = Path(__file__).resolve().parents[2] / "shared" / "real" / "dev"
+DEV = Path(__file__).resolve().parents[3] / "shared" / "real" / "dev"
 CFG = LocateConfig()
 
 

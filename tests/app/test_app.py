@@ -1,9 +1,9 @@
 """The Streamlit page, driven by Streamlit's AppTest (no browser): setup, photo, corrections,
 tickets, results, bad uploads, and the JSON export/restore round trip. (Saving across reloads,
-history, undo, the variant switch and the score-track hints: tests/test_app_table.py.)
+history, undo, the variant switch and the score-track hints: tests/app/test_app_table.py.)
 
 Scores shown on the page are compared with `scoring` called directly, so these tests check the
-page's wiring, not the rules (tests/test_scoring* do that).
+page's wiring, not the rules (tests/app/test_scoring* do that).
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from scoring.rules import VARIANTS  # noqa: E402
 
 from app.launch import PAGE  # noqa: E402  (the page of the ttr being tested, installed or not)
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "board.jpg"
 BOARD = load_board()
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-DEV = Path(os.environ.get("TTR_REAL_DEV", Path(__file__).resolve().parents[2] / "shared" / "real" / "dev"))
+DEV = Path(os.environ.get("TTR_REAL_DEV", Path(__file__).resolve().parents[3] / "shared" / "real" / "dev"))
 pytestmark = pytest.mark.skipif(not (DEV / "IMG_4048_blank_rectified.jpg").is_file(),
                                 reason="real dev photos (../shared) not present")
 

@@ -10,7 +10,7 @@ import pytest
 
 from test_scoring_game import INVALID
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "game.json"
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import run_with_stderr_on_a_terminal
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EMPTY = ROOT.parent / "shared" / "real" / "dev" / "IMG_4169_small.jpg"
 TTR = shutil.which("ttr", path=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])) or "ttr"
 

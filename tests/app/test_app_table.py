@@ -22,7 +22,7 @@ from app.launch import PAGE  # noqa: E402
 from scoring.board import load_board  # noqa: E402
 from scoring.rules import route_points  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # the installed command (the one on PATH beside this Python, as `pip install` puts it)
 TTR = shutil.which("ttr", path=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])) or "ttr"
 EXAMPLE = ROOT / "examples" / "board.jpg"

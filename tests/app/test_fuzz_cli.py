@@ -2,7 +2,7 @@
 files and calibrations, bad output folders (issue 15).
 
 Every case is made here, in a temporary folder, and run through `app.cli.main(argv)` in one child
-process (tests/hostile_child.py: imports paid once, each case under a 5 s alarm, the address space
+process (tests/app/hostile_child.py: imports paid once, each case under a 5 s alarm, the address space
 capped at 4 GB as a backstop). The bar for each: it returns (no hang, no traceback), with the exit
 status the README gives (2 for a bad input, 1 for `ttr detect` with a photo it could not read),
 every line on stderr starting `ttr: `, the message naming what is wrong, within 5 s; and the child's
@@ -25,7 +25,7 @@ from calibration.user import Calibration, EmptyView
 from vision.read import PX_PER_MM
 from vision.rectify import flattened_size
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "board.jpg"
 GAME = ROOT / "examples" / "game.json"
 SECONDS = 5  # the bar for a hostile case

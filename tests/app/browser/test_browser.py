@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 CHROMIUM = "/usr/bin/chromium"
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "examples" / "board.jpg"
 BIG_REAL = ROOT.parent / "shared" / "real" / "dev" / "IMG_4134.jpg"  # 4032 x 3024
 SHOTS = ROOT / "docs" / "screenshots"

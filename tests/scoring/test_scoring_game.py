@@ -13,7 +13,7 @@ from scoring.game import Game, check_game, load_json, parse_game, parse_json, re
 from scoring.score import score_game
 
 BOARD = load_board()
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "game.json"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "game.json"
 
 
 def game(*players: dict, **top) -> dict:
