@@ -371,10 +371,10 @@ def _quad_from_hull(hull: np.ndarray, size_wh) -> np.ndarray | None:
 
     best, best_area = None, np.inf
     for combo in combinations(idx, 4):
-        segs = [(a[i], b[i]) for i in combo]
+        sides = [(a[i], b[i] - a[i]) for i in combo]  # (point, direction) of each side's line
         corners = []
         for j in range(4):
-            p = _intersect(segs[j - 1], segs[j])
+            p = _line_intersection(sides[j - 1], sides[j])
             if p is None:
                 break
             corners.append(p)
@@ -411,18 +411,6 @@ def _wraps(q: np.ndarray, pts: np.ndarray, tol: float = 2.0) -> bool:
         if np.any(cross < -tol * np.linalg.norm(d)):
             return False
     return True
-
-
-def _intersect(s1, s2):
-    """Intersection of the infinite lines through two segments (None when parallel)."""
-    (x1, y1), (x2, y2) = s1
-    (x3, y3), (x4, y4) = s2
-    d = (x1 - x2) * (y3 - y4) - (y1 - y2) * (x3 - x4)
-    if abs(d) < 1e-9:
-        return None
-    a = x1 * y2 - y1 * x2
-    b = x3 * y4 - y3 * x4
-    return np.array([(a * (x3 - x4) - (x1 - x2) * b) / d, (a * (y3 - y4) - (y1 - y2) * b) / d])
 
 
 def _convex(q: np.ndarray) -> bool:
@@ -603,7 +591,7 @@ def _quad_from_sides(lines) -> np.ndarray:
 
 
 def _line_intersection(l1, l2):
-    """Intersection of two lines given as (point, unit direction); None when parallel."""
+    """Intersection of two lines given as (point, direction); None when parallel."""
     p, d = l1
     r, e = l2
     m = np.array([[d[0], -e[0]], [d[1], -e[1]]])
