@@ -536,9 +536,8 @@ def _city(who: str, name: str, board: Board, problems: list[str]) -> str | None:
     if _hints_spent(problems):
         problems.append(f"{who}: unknown city {_quote(name)}")
         return None
-    close = _closest(_fold(name), list(folded))
-    hint = f" (did you mean \"{folded[close]}\"?)" if close else ""
-    problems.append(f"{who}: unknown city {_quote(name)}{hint}")
+    close = _closest(_fold(name), list(folded), typos=True)
+    problems.append(f"{who}: unknown city {_quote(name)}{_hint(folded[close] if close else None)}")
     return None
 
 
@@ -553,14 +552,21 @@ def _hints_spent(problems: list[str]) -> bool:
     return len(problems) >= MAX_HINTS
 
 
-def _closest(word: str, choices: list[str]) -> str | None:
-    """The choice a typo most likely meant: one or two letters off (swaps count as one, which
-    difflib misses: "Maimi"), else difflib's closest."""
-    distance, choice = min((_typos(word, c), c) for c in choices)
-    if distance <= min(2, max(1, len(word) // 4)):
-        return choice
+def _closest(word: str, choices, typos: bool = False) -> str | None:
+    """The choice `word` most likely meant, or None: difflib's closest (similarity 0.6 at least).
+    With `typos` (city names), first a choice one or two letters off (a swap counts as one, which
+    difflib misses: "Maimi")."""
+    choices = list(choices)
+    if typos:
+        distance, choice = min((_typos(word, c), c) for c in choices)
+        if distance <= min(2, max(1, len(word) // 4)):
+            return choice
     close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
     return close[0] if close else None
+
+
+def _hint(meant: str | None) -> str:
+    return f" (did you mean \"{meant}\"?)" if meant else ""
 
 
 def _typos(a: str, b: str) -> int:
@@ -584,10 +590,8 @@ def _printed_color(name: str) -> str | None:
 
 
 def _did_you_mean(word: str, choices) -> str:
-    if len(word) > MAX_TEXT:
-        return ""
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f" (did you mean \"{close[0]}\"?)" if close else ""
+    """" (did you mean "x"?)" for a key, variant or colour, or "" (no search on an overlong word)."""
+    return "" if len(word) > MAX_TEXT else _hint(_closest(word, choices))
 
 
 def _track(track: Track, board: Board) -> str:
