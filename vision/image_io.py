@@ -13,7 +13,8 @@ ratio over `MAX_ASPECT` (no board photo looks like that; such shapes break resiz
 checked from the header, before any pixels are decoded, so a huge image costs no memory.
 
 Speed: OpenCV decodes JPEG about twice as fast as Pillow, so Pillow only reads the header (size,
-EXIF orientation) and decodes HEIC, which OpenCV cannot. `reduce=2/4/8` decodes JPEG at a fraction of
+EXIF orientation) and decodes HEIC, which OpenCV cannot; the orientation is applied in one place,
+Pillow's `ImageOps.exif_transpose` (`_upright`), to either decoder's pixels. `reduce=2/4/8` decodes JPEG at a fraction of
 its size straight from the DCT (a 12 MP photo in about a third of the time); coordinates found in
 such an image are multiplied by `reduce` to get the photo's pixels.
 """
@@ -28,7 +29,9 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+import cv2
 import numpy as np
+from PIL import ExifTags, Image, ImageOps, UnidentifiedImageError
 
 from scoring.errors import TtrError
 from scoring.files import read_capped
@@ -40,8 +43,15 @@ MAX_FILE_BYTES = 100_000_000
 MIN_SIDE = 64  # pixels: the board's 100 tracks cannot be read from less
 MAX_ASPECT = 6.0  # long side / short side: a board is 1.5, a phone's widest frame ~2.2
 
-_REDUCE_FLAGS = {1: "IMREAD_COLOR", 2: "IMREAD_REDUCED_COLOR_2", 4: "IMREAD_REDUCED_COLOR_4",
-                 8: "IMREAD_REDUCED_COLOR_8"}
+_REDUCE_FLAGS = {1: cv2.IMREAD_COLOR, 2: cv2.IMREAD_REDUCED_COLOR_2, 4: cv2.IMREAD_REDUCED_COLOR_4,
+                 8: cv2.IMREAD_REDUCED_COLOR_8}
+
+try:  # HEIC/HEIF through Pillow (without pillow-heif, HEIC reads as "not an image")
+    import pillow_heif
+except ImportError:
+    pass
+else:
+    pillow_heif.register_heif_opener()
 
 
 class PhotoError(TtrError):
@@ -75,9 +85,6 @@ def _read_bytes(path_or_bytes) -> tuple[bytes, str]:
 
 def _open_pil(data: bytes, name: str):
     """Open the header with Pillow (lazy: no pixels decoded)."""
-    from PIL import Image, UnidentifiedImageError
-
-    _register_heif()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
@@ -95,21 +102,6 @@ def _looks_like_image(data: bytes) -> bool:
     return (data[:3] == b"\xff\xd8\xff" or data[:8] == b"\x89PNG\r\n\x1a\n"
             or (data[:4] == b"RIFF" and data[8:12] == b"WEBP")
             or (data[4:8] == b"ftyp" and data[8:12] in (b"heic", b"heix", b"mif1", b"msf1", b"heim", b"heis", b"avif")))
-
-
-_heif_registered = False
-
-
-def _register_heif() -> None:
-    global _heif_registered
-    if not _heif_registered:
-        try:
-            import pillow_heif
-
-            pillow_heif.register_heif_opener()
-        except ImportError:  # HEIC then reads as "not an image"
-            pass
-        _heif_registered = True
 
 
 def read_header(path_or_bytes) -> PhotoHeader:
@@ -144,8 +136,6 @@ def _check_shape(name: str, w: int, h: int) -> None:
 
 def _exif_orientation(im) -> int:
     """EXIF orientation tag 1..8 from the header (1 when absent or unreadable)."""
-    from PIL import Image
-
     try:
         if im.format == "PNG":  # only an eXIf chunk before the pixels; never load() for it
             raw = im.info.get("exif")
@@ -209,25 +199,15 @@ def _jpeg_complete(data: bytes) -> bool:
 _NEXT_MARKER = re.compile(rb"\xff[^\x00\xd0-\xd7\xff]")
 
 
-def _apply_orientation(img: np.ndarray, orientation: int) -> np.ndarray:
-    """Turn stored pixels into displayed pixels for an EXIF orientation tag 1..8."""
-    import cv2
-
-    if orientation == 2:
-        return cv2.flip(img, 1)
-    if orientation == 3:
-        return cv2.rotate(img, cv2.ROTATE_180)
-    if orientation == 4:
-        return cv2.flip(img, 0)
-    if orientation == 5:
-        return cv2.transpose(img)
-    if orientation == 6:
-        return cv2.rotate(img, cv2.ROTATE_90_CLOCKWISE)
-    if orientation == 7:
-        return cv2.rotate(cv2.transpose(img), cv2.ROTATE_180)
-    if orientation == 8:
-        return cv2.rotate(img, cv2.ROTATE_90_COUNTERCLOCKWISE)
-    return img
+def _upright(pil, orientation: int | None = None):
+    """A Pillow image turned as displayed: the one place EXIF orientation is applied
+    (`ImageOps.exif_transpose`). By the image's own EXIF, or by `orientation` (the tag the header
+    gave, for pixels OpenCV decoded and wrapped in a Pillow image)."""
+    if orientation is not None:
+        exif = Image.Exif()
+        exif[ExifTags.Base.Orientation] = orientation
+        pil.info["exif"] = exif.tobytes()
+    return ImageOps.exif_transpose(pil)
 
 
 def load_photo(path_or_bytes, reduce: int = 1, max_pixels: int = MAX_PIXELS) -> np.ndarray:
@@ -237,8 +217,6 @@ def load_photo(path_or_bytes, reduce: int = 1, max_pixels: int = MAX_PIXELS) -> 
     (fast for JPEG). Out: (h, w, 3) uint8 BGR, EXIF orientation applied.
     Raises PhotoError for a missing/empty/unreadable/truncated file or one above `max_pixels`.
     """
-    import cv2
-
     if reduce not in _REDUCE_FLAGS:
         raise ValueError("reduce must be 1, 2, 4 or 8")
     data, name = _read_bytes(path_or_bytes)
@@ -260,7 +238,7 @@ def load_photo(path_or_bytes, reduce: int = 1, max_pixels: int = MAX_PIXELS) -> 
 
     if not _complete(header.format, data):
         raise PhotoError(f"{name}: the image file is truncated (incomplete download or copy?)")
-    flags = getattr(cv2, _REDUCE_FLAGS[reduce]) | cv2.IMREAD_IGNORE_ORIENTATION
+    flags = _REDUCE_FLAGS[reduce] | cv2.IMREAD_IGNORE_ORIENTATION
     if header.format == "JPEG":
         img, decoder_says = _imdecode_listening(data, flags)
         if _CORRUPT.search(_PADDING.sub("", decoder_says)):
@@ -277,7 +255,9 @@ def load_photo(path_or_bytes, reduce: int = 1, max_pixels: int = MAX_PIXELS) -> 
         return img  # Pillow path already applied the orientation
     if img.ndim == 2:
         img = cv2.cvtColor(img, cv2.COLOR_GRAY2BGR)
-    return _apply_orientation(img, header.orientation)
+    if header.orientation == 1:
+        return img
+    return np.array(_upright(Image.fromarray(img), header.orientation))  # (pixels move whole: BGR stays BGR)
 
 
 # libjpeg's warnings that mean damaged data (its others, e.g. "Invalid SOS parameters for sequential
@@ -291,8 +271,6 @@ _stderr_lock = threading.Lock()
 def _imdecode_listening(data: bytes, flags: int) -> tuple[np.ndarray | None, str]:
     """cv2.imdecode, and what libjpeg wrote to stderr meanwhile (its only channel for warnings such
     as "Corrupt JPEG data: premature end of data segment"; the pixels still come back)."""
-    import cv2
-
     buf = np.frombuffer(data, np.uint8)
     with _stderr_lock:
         try:
@@ -315,11 +293,9 @@ def _imdecode_listening(data: bytes, flags: int) -> tuple[np.ndarray | None, str
 
 def _decode_pil(pil, name: str) -> np.ndarray:
     """Decode with Pillow (HEIC, or what OpenCV refuses), orientation applied, to BGR."""
-    from PIL import ImageOps
-
     try:
         pil.load()
-        pil = ImageOps.exif_transpose(pil)
+        pil = _upright(pil)
         rgb = np.asarray(pil.convert("RGB"))
     except (OSError, SyntaxError, ValueError, RuntimeError) as e:
         msg = str(e).lower()
