@@ -33,6 +33,7 @@ from typing import Any
 
 from scoring.board import PRINTED_COLORS, Board, Ticket, Track, load_board
 from scoring.errors import TtrError
+from scoring.files import read_capped
 from scoring.rules import DOUBLES_CLOSED_UP_TO, PLAYER_COLORS, TICKET_VALUES, TRAINS_PER_PLAYER, VARIANTS
 
 GAME_KEYS = ("variant", "ticket_values", "players")
@@ -163,8 +164,6 @@ def load_json(path: str | Path, what: str = "game file", limit: int | None = Non
 
     Only a regular file of at most `limit` bytes (`MAX_GAME_BYTES`) is read (a FIFO, device or
     folder is refused before it is opened); see `parse_json` for the other caps."""
-    from scoring.files import read_capped
-
     limit = MAX_GAME_BYTES if limit is None else limit
     data = read_capped(path, limit, what)
     try:

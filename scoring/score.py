@@ -10,7 +10,7 @@ tie-breaks: highest total, then most completed tickets, then the holder of the L
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from scoring.board import Board, load_board
@@ -34,8 +34,7 @@ class RouteScore:
     points: int
 
     def to_dict(self) -> dict[str, Any]:
-        return {"track": self.track, "a": self.a, "b": self.b, "color": self.color,
-                "length": self.length, "points": self.points}
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -46,7 +45,7 @@ class TicketScore:
     completed: bool
 
     def to_dict(self) -> dict[str, Any]:
-        return {"a": self.a, "b": self.b, "points": self.points, "completed": self.completed}
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -56,7 +55,7 @@ class ScoreTrackCheck:
     matches: bool  # equal modulo the 100-space track
 
     def to_dict(self) -> dict[str, Any]:
-        return {"reported": self.reported, "expected": self.expected, "matches": self.matches}
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -77,6 +76,7 @@ class PlayerScore:
     score_track: ScoreTrackCheck | None
 
     def to_dict(self) -> dict[str, Any]:
+        # (written out, not asdict: the `ttr tally --json` key order, and lists for the tuples)
         return {
             "color": self.color, "trains": self.trains, "route_points": self.route_points,
             "tickets": [t.to_dict() for t in self.tickets],
