@@ -12,13 +12,8 @@ import cv2
 import numpy as np
 
 from calibration.template import Template, load_template
-from vision.draw import DOUBT_BGR, OUTLINE_BGR, OWNER_BGR, draw_path
-
-PRINTED_BGR = {"red": (70, 70, 200), "blue": (190, 130, 60), "green": (80, 160, 80),
-               "yellow": (80, 210, 235), "black": (60, 60, 60), "white": (235, 235, 235),
-               "orange": (50, 140, 240), "pink": (180, 140, 235), "gray": (160, 160, 160)}
-SELECT_BGR = (255, 255, 0)  # cyan
-PAPER_BGR = (205, 228, 238)
+from vision.draw import draw_path
+from vision.palette import DOUBT_BGR, OUTLINE_BGR, OWNER_BGR, PAPER_BGR, PRINT_BGR, SELECT_BGR
 
 
 def _template_for(scene: np.ndarray) -> Template:
@@ -41,7 +36,7 @@ def board_canvas(width: int = 1200) -> np.ndarray:
     background = np.array(PAPER_BGR, float)
     for track in tpl.tracks:
         # Printed colours faded, so that the player colours drawn later stand out.
-        pale = tuple(int(v) for v in 0.45 * np.array(PRINTED_BGR[track.color]) + 0.55 * background)
+        pale = tuple(int(v) for v in 0.45 * np.array(PRINT_BGR[track.color]) + 0.55 * background)
         for quad in track.spaces:
             cv2.fillPoly(scene, [_px(quad)], pale, cv2.LINE_AA)
             cv2.polylines(scene, [_px(quad)], True, (120, 120, 120), 1, cv2.LINE_AA)

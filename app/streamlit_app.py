@@ -45,6 +45,7 @@ from app.launch import MAX_UPLOAD_MB  # noqa: E402
 from scoring.board import load_board  # noqa: E402
 from scoring.errors import TtrError  # noqa: E402
 from scoring.rules import PLAYER_COLORS, VARIANTS  # noqa: E402
+from vision.palette import PLAYER_CSS, PLAYER_MARKDOWN  # noqa: E402
 
 # The bundled example: examples/ in a checkout; installed, it ships as app/examples (pyproject).
 EXAMPLE = next((p for p in (ROOT / "examples" / "board.jpg", Path(__file__).parent / "examples" / "board.jpg")
@@ -53,10 +54,6 @@ DISPLAY_WIDTH = 1400  # pixels of the board image sent to the browser
 # Views of the board to tap on: label, left and right edge as fractions of the board's width.
 ZOOM = {"whole": ("Whole board", 0.0, 1.0), "west": ("West", 0.0, 0.45),
         "middle": ("Middle", 0.275, 0.725), "east": ("East", 0.55, 1.0)}
-# Coloured dots in Streamlit markdown (labels, radio options, messages): no emoji font needed.
-DOT = {"red": ":red[●]", "blue": ":blue[●]", "green": ":green[●]", "yellow": ":orange[●]", "black": "●",
-       None: ":gray[○]"}
-HTML_DOT = {"red": "#d62828", "blue": "#1d6fcf", "green": "#2d9a3c", "yellow": "#f2c200", "black": "#222"}
 CSS = """
 <style>
 .block-container {max-width: 1000px; padding-top: 2.2rem;}
@@ -601,7 +598,7 @@ if have_board:
             ss["owner_pick"] = current or "nobody"
         st.radio(f"Owner of {S.track_label(board.tracks[tid])}", options, key="owner_pick",
                  horizontal=True, on_change=set_owner,
-                 format_func=lambda c: f"{DOT[None if c == 'nobody' else c]} {c}")
+                 format_func=lambda c: f"{PLAYER_MARKDOWN[None if c == 'nobody' else c]} {c}")
         for s in aside:
             if s.track_id == tid:
                 st.caption(f"Not counted: {s.reason}")
@@ -662,10 +659,10 @@ def players_section() -> None:
             ss[key] = [k for k in ss[key] if k in labels]
         with st.container(key=f"row_player_{c}"):
             n1, n2 = st.columns([3, 2], vertical_alignment="bottom")
-            n1.text_input(f"{DOT[c]} {c.capitalize()}: name", key=f"name_{c}", placeholder=c.capitalize())
+            n1.text_input(f"{PLAYER_MARKDOWN[c]} {c.capitalize()}: name", key=f"name_{c}", placeholder=c.capitalize())
             n2.number_input("Score track", key=f"marker_{c}", min_value=0, max_value=999, value=None,
                             step=1, placeholder="marker")
-            st.multiselect(f"{DOT[c]} {name_of(c)}: tickets", list(labels), key=key,
+            st.multiselect(f"{PLAYER_MARKDOWN[c]} {name_of(c)}: tickets", list(labels), key=key,
                            format_func=labels.get, placeholder="Tickets: type a city…", label_visibility="collapsed")
             aside_t = ss["set_aside_tickets"].get(c)
             if aside_t:
@@ -697,7 +694,7 @@ if scored is not None:
         st.success(f"**Shared win: {' and '.join(names)}**, {by_color[winners[0]]['total']} points "
                    f"each. {decided}", icon=":material/trophy:")
     rows = "".join(
-        f"<tr><td class='n'>{p.place}</td><td><span class='dot' style='background:{HTML_DOT[p.color]}'></span>"
+        f"<tr><td class='n'>{p.place}</td><td><span class='dot' style='background:{PLAYER_CSS[p.color]}'></span>"
         f"{p.name}" + (f"<span class='note'>{p.note}</span>" if p.note else "")
         + f"</td><td class='t'>{p.total}</td></tr>"
         for p in S.ranking(sheet, tab))
@@ -748,7 +745,7 @@ if scored is not None:
 
     holders = [p["color"] for p in sheet["players"] if p["longest_path_bonus"]]
     choices = (["bonus"] if holders else []) + [p["color"] for p in sheet["players"]]
-    path_labels = {c: f"{DOT[c]} {name_of(c)}" for c in choices if c != "bonus"}
+    path_labels = {c: f"{PLAYER_MARKDOWN[c]} {name_of(c)}" for c in choices if c != "bonus"}
     path_labels["bonus"] = "the bonus holder" + ("s" if len(holders) > 1 else "")
     if ss.get("path_holders") != holders:  # new holders: show them, not an older pick
         ss["path_holders"] = holders

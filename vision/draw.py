@@ -8,20 +8,13 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
+from calibration.template import load_template
+from scoring.board import load_board
+from vision.palette import DOUBT_BGR, OUTLINE_BGR, OWNER_BGR  # the one palette of ttr's drawings
 from vision.reading import Reading
-
-# The one palette of ttr's drawings (reader overlays and the app): plastic train colours (BGR) and
-# the outline that keeps each visible on any board.
-OWNER_BGR = {"red": (40, 40, 215), "blue": (205, 110, 25), "green": (60, 165, 45),
-             "yellow": (30, 215, 250), "black": (30, 30, 30)}
-OUTLINE_BGR = {"red": (255, 255, 255), "blue": (255, 255, 255), "green": (255, 255, 255),
-               "yellow": (40, 40, 40), "black": (255, 255, 255)}
-DOUBT_BGR = (255, 0, 255)  # magenta: not a player colour, stands out on the map
 
 
 def _track_quads_px(px_per_mm: float):
-    from calibration.template import load_template
-
     t = load_template()
     return [tr.spaces * px_per_mm for tr in t.tracks], {k: v * px_per_mm for k, v in t.cities.items()}
 
@@ -31,8 +24,6 @@ def draw_reading(flattened: np.ndarray, reading: Reading, thickness: int = 3) ->
     out = flattened.copy()
     quads, _ = _track_quads_px(reading.px_per_mm)
     if reading.space_quads_px is not None:  # where the reader found the spaces on this board
-        from calibration.template import load_template
-
         bounds = np.cumsum([0] + [t.length for t in load_template().tracks])
         quads = [reading.space_quads_px[bounds[i]:bounds[i + 1]] for i in range(len(bounds) - 1)]
     for t in reading.tracks:
@@ -62,8 +53,6 @@ def draw_path(flattened: np.ndarray, path, colour=(0, 0, 255), px_per_mm: float 
     `path`: a sequence of city names (consecutive cities joined by a track) or of track ids.
     `px_per_mm` defaults to the image width / 795 mm.
     """
-    from scoring.board import load_board
-
     board = load_board()
     px_per_mm = px_per_mm or flattened.shape[1] / board.board_mm[0]
     quads, cities = _track_quads_px(px_per_mm)
@@ -90,8 +79,6 @@ def draw_path(flattened: np.ndarray, path, colour=(0, 0, 255), px_per_mm: float 
 def draw_legend(image: np.ndarray, reading: Reading) -> np.ndarray:
     """A legend in the top-left corner: each player's colour with tracks and trains read, and the
     doubtful mark, so an overlay explains itself."""
-    from scoring.board import load_board
-
     board = load_board()
     claims = reading.claims()
     rows = [(OWNER_BGR.get(c, (128, 128, 128)), OUTLINE_BGR.get(c, (255, 255, 255)),

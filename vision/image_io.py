@@ -14,9 +14,9 @@ checked from the header, before any pixels are decoded, so a huge image costs no
 
 Speed: OpenCV decodes JPEG about twice as fast as Pillow, so Pillow only reads the header (size,
 EXIF orientation) and decodes HEIC, which OpenCV cannot; the orientation is applied in one place,
-Pillow's `ImageOps.exif_transpose` (`_upright`), to either decoder's pixels. `reduce=2/4/8` decodes JPEG at a fraction of
-its size straight from the DCT (a 12 MP photo in about a third of the time); coordinates found in
-such an image are multiplied by `reduce` to get the photo's pixels.
+Pillow's `ImageOps.exif_transpose` (`_upright`), to either decoder's pixels. `reduce=2/4/8`
+decodes JPEG at a fraction of its size straight from the DCT (a 12 MP photo in about a third of the
+time); coordinates found in such an image are multiplied by `reduce` to get the photo's pixels.
 """
 from __future__ import annotations
 
