@@ -22,8 +22,11 @@ import sqlite3
 import sys
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
+
+from scoring.errors import TtrError
+from scoring.score import ScoreSheet
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS games (
@@ -71,17 +74,17 @@ class GameSummary:
     winners: tuple[str, ...]  # colours
 
     def to_json(self) -> dict:
-        return {"variant": self.variant, "winners": list(self.winners),
-                "players": [{"color": p.color, "name": p.name, "total": p.total} for p in self.players]}
+        # (not asdict: the stored key order, and lists for the tuples)
+        return {"variant": self.variant, "winners": list(self.winners), "players": [asdict(p) for p in self.players]}
 
     @classmethod
     def from_json(cls, d: dict) -> GameSummary:
         return cls(d["variant"], tuple(PlayerTotal(**p) for p in d["players"]), tuple(d["winners"]))
 
     @classmethod
-    def of_sheet(cls, sheet: dict, names: dict[str, str]) -> GameSummary:
-        return cls(sheet["variant"], tuple(PlayerTotal(p["color"], (names.get(p["color"]) or "").strip(), p["total"])
-                                           for p in sheet["players"]), tuple(sheet["winners"]))
+    def of_sheet(cls, sheet: ScoreSheet, names: dict[str, str]) -> GameSummary:
+        return cls(sheet.variant, tuple(PlayerTotal(p.color, (names.get(p.color) or "").strip(), p.total)
+                                        for p in sheet.players), tuple(sheet.winners))
 
     def winner_text(self) -> str:
         by = {p.color: p for p in self.players}
@@ -101,8 +104,7 @@ class SavedGame:
         """The `ttr history --json` entry."""
         out = {"id": self.id, "created": _iso(self.created), "updated": _iso(self.updated)}
         if self.summary:
-            out |= {"variant": self.summary.variant, "winners": list(self.summary.winners),
-                    "players": [{"color": p.color, "name": p.name, "total": p.total} for p in self.summary.players]}
+            out |= self.summary.to_json()
         return out
 
 
@@ -183,8 +185,6 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    from scoring.errors import TtrError
-
     hist = History(args.db)
     if args.db and not hist.path.exists():
         raise TtrError(f"{hist.path}: no such file")

@@ -18,13 +18,19 @@ import base64
 import csv
 import io
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
+from calibration.template import load_template
 from scoring.board import Ticket, Track, load_board
 from scoring.errors import TtrError
-from scoring.rules import PLAYER_COLORS, VARIANTS
+from scoring.game import Game, parse_game, parse_json
+from scoring.review import Review, hold_to_rules
+from scoring.rules import PLAYER_COLORS, VARIANTS, route_points
+from scoring.score import SCORE_TRACK_LAP, PlayerScore, ScoreSheet, score_game
+from vision.decide import DecideConfig
+from vision.reading import DOUBTFUL_TRACKS, Notice, Reading, TrackReading
 
 DASH = " – "  # between two city names in every label the page shows
 
@@ -64,8 +70,6 @@ def track_label(track: Track) -> str:
 def _side(track_id: int, other_id: int) -> str:
     """Where a track lies beside its twin on the board: upper/lower, or left/right for a
     track running more up-down than across."""
-    from calibration.template import load_template
-
     tpl = load_template()
     mine, theirs = tpl.tracks[track_id].centers(), tpl.tracks[other_id].centers()
     run = np.abs(mine[-1] - mine[0]) if len(mine) > 1 else np.abs(
@@ -137,44 +141,48 @@ def sort_players(colors) -> list[str]:
     return [c for c in PLAYER_COLORS if c in chosen]
 
 
-def sheet_csv(sheet: dict, names: dict[str, str] | None = None) -> str:
-    """The score sheet (`ScoreSheet.to_dict()`) as CSV: one row per player, one per ticket."""
+def score_sheet(sheet: "ScoreSheet | dict") -> ScoreSheet:
+    """A score sheet, also from its JSON form (`ScoreSheet.to_dict()`, as `ttr tally --json` writes it)."""
+    return ScoreSheet.from_dict(sheet) if isinstance(sheet, dict) else sheet
+
+
+def sheet_csv(sheet: "ScoreSheet | dict", names: dict[str, str] | None = None) -> str:
+    """The score sheet as CSV: one row per player, one per ticket."""
+    sheet = score_sheet(sheet)
     names = names or {}
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
     w.writerow(["player", "name", "item", "points", "detail"])
-    for p in sheet["players"]:
-        c, n = p["color"], names.get(p["color"], "")
-        for r in p.get("routes", []):
-            w.writerow([c, n, "route", r["points"], f"{r['a']}{DASH}{r['b']} ({r['length']} {r['color']})"])
-        w.writerow([c, n, "route points", p["route_points"], f"{p['trains']} trains"])
-        for t in p["tickets"]:
-            sign = t["points"] if t["completed"] else -t["points"]
-            w.writerow([c, n, "ticket", sign,
-                        f"{t['a']}{DASH}{t['b']} {'completed' if t['completed'] else 'failed'}"])
-        w.writerow([c, n, "longest path", p["longest_path_bonus"],
-                    f"{p['longest_path']} trains: {DASH.join(p['longest_path_cities'])}"])
-        w.writerow([c, n, "globetrotter", p["globetrotter_bonus"], f"{p['completed_tickets']} tickets completed"])
-        check = p.get("score_track")
+    for p in sheet.players:
+        c, n = p.color, names.get(p.color, "")
+        for r in p.routes:
+            w.writerow([c, n, "route", r.points, f"{r.a}{DASH}{r.b} ({r.length} {r.color})"])
+        w.writerow([c, n, "route points", p.route_points, f"{p.trains} trains"])
+        for t in p.tickets:
+            sign = t.points if t.completed else -t.points
+            w.writerow([c, n, "ticket", sign, f"{t.a}{DASH}{t.b} {'completed' if t.completed else 'failed'}"])
+        w.writerow([c, n, "longest path", p.longest_path_bonus,
+                    f"{p.longest_path} trains: {DASH.join(p.longest_path_cities)}"])
+        w.writerow([c, n, "globetrotter", p.globetrotter_bonus, f"{p.completed_tickets} tickets completed"])
+        check = p.score_track
         if check:
-            w.writerow([c, n, "score track", check["reported"],
-                        f"expected {check['expected']}: {'matches' if check['matches'] else 'does not match'}"])
-        w.writerow([c, n, "total", p["total"], "winner" if c in sheet["winners"] else ""])
+            w.writerow([c, n, "score track", check.reported,
+                        f"expected {check.expected}: {'matches' if check.matches else 'does not match'}"])
+        w.writerow([c, n, "total", p.total, "winner" if c in sheet.winners else ""])
     return out.getvalue()
 
 
-def player_rows(p: dict, variant: str) -> "list[tuple[str, int]]":
-    """One player's score-sheet entry (`ScoreSheet.to_dict()["players"][i]`) as (item, points)
-    rows: routes, each ticket completed (+) or failed (-), the variant's bonus cards, the total."""
-    rows = [(f"Routes ({p['trains']} trains)", p["route_points"])]
-    for t in p["tickets"]:
-        done = t["completed"]
-        rows.append((f"{'✓' if done else '✗'} {t['a']}{DASH}{t['b']}", t["points"] if done else -t["points"]))
+def player_rows(p: PlayerScore, variant: str) -> "list[tuple[str, int]]":
+    """One player's score-sheet entry as (item, points) rows: routes, each ticket completed (+)
+    or failed (-), the variant's bonus cards, the total."""
+    rows = [(f"Routes ({p.trains} trains)", p.route_points)]
+    for t in p.tickets:
+        rows.append((f"{'✓' if t.completed else '✗'} {t.a}{DASH}{t.b}", t.points if t.completed else -t.points))
     if VARIANTS[variant].longest_path_card:
-        rows.append((f"Longest path: {p['longest_path']} trains", p["longest_path_bonus"]))
+        rows.append((f"Longest path: {p.longest_path} trains", p.longest_path_bonus))
     if VARIANTS[variant].globetrotter_card:
-        rows.append((f"Globetrotter ({p['completed_tickets']} tickets done)", p["globetrotter_bonus"]))
-    rows.append(("Total", p["total"]))
+        rows.append((f"Globetrotter ({p.completed_tickets} tickets done)", p.globetrotter_bonus))
+    rows.append(("Total", p.total))
     return rows
 
 
@@ -183,19 +191,20 @@ class Scored:
     """What the results show: the game as scored (held to the rules), its sheet, and what the
     rules made the page set aside (`scoring.review`, the rule `ttr score` uses too)."""
 
-    game: object  # scoring.game.Game, legal: `ttr tally` scores its file the same
-    sheet: dict  # ScoreSheet.to_dict()
-    review: object  # scoring.review.Review
+    game: Game  # legal: `ttr tally` scores its file the same
+    score_sheet: ScoreSheet
+    review: Review
+
+    @property
+    def sheet(self) -> dict:
+        """The sheet in its JSON form (`ScoreSheet.to_dict()`), for callers that index it."""
+        return self.score_sheet.to_dict()
 
 
 def score(tab: TableState, photo: "PhotoCheck | None" = None) -> Scored:
     """Score what is on the page. Claims that break a rule (more than 45 trains, both tracks of
     a double) do not stop it: `scoring.review.hold_to_rules` sets the least sure aside (the photo's
     confidence; a track a person gave an owner counts as sure) and the rest is scored."""
-    from scoring.game import Game
-    from scoring.review import hold_to_rules
-    from scoring.score import score_game
-
     sure: dict[int, float] = {}
     if photo is not None:
         for t in photo.tracks:
@@ -206,14 +215,17 @@ def score(tab: TableState, photo: "PhotoCheck | None" = None) -> Scored:
     game = Game.from_claims(tab.variant, review.claims, tickets=review.tickets,
                             score_track=tab.markers(), ticket_values=tab.ticket_values,
                             names={c: n.strip()[:40] for c, n in tab.names.items() if (n or "").strip()})
-    return Scored(game, score_game(game).to_dict(), review)
+    return Scored(game, score_game(game), review)
 
 
 # ---------------------------------------------------------------------------------------------
 # The photo's reading, as the page keeps it (and saves it)
 
-OWNER_CLASSES = (None, "red", "blue", "green", "yellow", "black")  # vision.reading.SPACE_CLASSES order
-TEMPERATURE = 2.0  # as vision.decide tempers summed space evidence (spaces are not independent)
+OWNER_CLASSES = (None,) + PLAYER_COLORS  # vision.reading.SPACE_CLASSES order, nobody for "empty"
+# The reader's own settings (vision.decide): how it tempers summed space evidence (spaces are not
+# independent), and the confidence it asks for before it calls a track sure.
+READER = DecideConfig()
+TEMPERATURE = READER.temperature
 
 
 @dataclass(frozen=True)
@@ -234,11 +246,12 @@ class TrackCheck:
 @dataclass
 class PhotoCheck:
     """A photo's reading kept by the page: per track, the reader's owner, confidence, mark and
-    the reason in words; the warnings; the flattened board as JPEG (for drawing on)."""
+    the reason in words; the warnings (`vision.reading.Notice`: the page matches their codes);
+    the flattened board as JPEG (for drawing on)."""
 
     image: str
     tracks: list[TrackCheck]
-    warnings: list[str]
+    warnings: list[Notice]
     elapsed_ms: float
     board_jpeg: bytes = b""
 
@@ -250,8 +263,9 @@ class PhotoCheck:
         return {t.track_id: t.owner for t in self.tracks}
 
     def to_json(self, with_image: bool = False) -> dict:
-        d = {"image": self.image, "warnings": self.warnings, "elapsed_ms": self.elapsed_ms,
-             "tracks": [asdict(t) for t in self.tracks]}
+        """Plain JSON: a warning without a code is its text, one with a code {"code", "text"}."""
+        d = {"image": self.image, "warnings": [asdict(w) if w.code else w.text for w in self.warnings],
+             "elapsed_ms": self.elapsed_ms, "tracks": [asdict(t) for t in self.tracks]}
         if with_image:
             d["board_jpeg"] = base64.b64encode(self.board_jpeg).decode()
         return d
@@ -259,8 +273,18 @@ class PhotoCheck:
     @classmethod
     def from_json(cls, d: dict, board_jpeg: bytes | None = None) -> "PhotoCheck":
         jpeg = board_jpeg if board_jpeg is not None else base64.b64decode(d.get("board_jpeg", ""))
-        return cls(d["image"], [TrackCheck(**{**t, "evidence": tuple(t["evidence"])}) for t in d["tracks"]],
-                   list(d.get("warnings", [])), float(d.get("elapsed_ms", 0.0)), jpeg)
+        tracks = [TrackCheck(**{**t, "evidence": tuple(t["evidence"])}) for t in d["tracks"]]
+        warnings = [Notice(**w) if isinstance(w, dict) else Notice.of(w) for w in d.get("warnings", [])]
+        return cls(d["image"], tracks, _coded(warnings, tracks), float(d.get("elapsed_ms", 0.0)), jpeg)
+
+
+def _coded(warnings: list[Notice], tracks: list[TrackCheck]) -> list[Notice]:
+    """The warnings, the doubtful tracks' one coded also where it came as plain text (games saved
+    before warnings had codes, or a reader that gives none): the reader names the doubtful tracks
+    in its last warning, and only when some track is doubtful."""
+    if warnings and not any(w.code for w in warnings) and any(t.doubtful for t in tracks):
+        return warnings[:-1] + [Notice(DOUBTFUL_TRACKS, warnings[-1].text)]
+    return warnings
 
 
 def evidence(space_probs) -> tuple[float, ...]:
@@ -275,11 +299,10 @@ def who(owner: str | None) -> str:
     return owner or "nobody"
 
 
-def track_check(t, board_track: Track) -> TrackCheck:
-    """A `vision.reading.TrackReading` as the page keeps it, with the reason it is doubtful."""
-    ev = evidence(t.space_probs)
-    check = TrackCheck(t.track_id, t.owner, float(t.confidence), bool(t.doubtful), ev)
-    return TrackCheck(**{**asdict(check), "evidence": ev, "reason": doubt_reason(check, board_track)})
+def track_check(t: TrackReading, board_track: Track) -> TrackCheck:
+    """A track's reading as the page keeps it, with the reason it is doubtful."""
+    check = TrackCheck(t.track_id, t.owner, float(t.confidence), bool(t.doubtful), evidence(t.space_probs))
+    return replace(check, reason=doubt_reason(check, board_track))
 
 
 def runner_up(t: TrackCheck) -> tuple[str | None, float]:
@@ -298,20 +321,23 @@ def doubt_reason(t: TrackCheck, track: Track) -> str:
     own_colour = track.color in OWNER_CLASSES and t.owner in (None, track.color) and alt in (None, track.color)
     if own_colour:
         return (f"{track.color.capitalize()} cars on a {track.color} track are hard to tell from the print: "
-                f"read as {who(t.owner)} ({t.confidence:.0%}), but for such a track the reader asks for 99.9 %. "
+                f"read as {who(t.owner)} ({t.confidence:.0%}), but for such a track the reader asks for "
+                f"{READER.same_colour_doubt_below * 100:.1f} %. "
                 f"Look whether {track.color} cars are there.")
     if p_alt >= 0.02:
         return (f"Read as {who(t.owner)} ({t.confidence:.0%}); it could be {who(alt)} "
                 f"({p_alt:.0%} by the photo). Look at it.")
-    return (f"Read as {who(t.owner)}, only {t.confidence:.0%} sure (the reader asks for 90 %): the rules "
+    return (f"Read as {who(t.owner)}, only {t.confidence:.0%} sure (the reader asks for "
+            f"{READER.doubt_below * 100:.0f} %): the rules "
             "or a close neighbour weighed in. Look at it.")
 
 
-def photo_check(reading, board_jpeg: bytes = b"") -> PhotoCheck:
-    """A `vision.reading.Reading` as the page keeps it."""
-    tracks = load_board().tracks
-    return PhotoCheck(reading.image, [track_check(t, tracks[t.track_id]) for t in reading.tracks],
-                      list(reading.warnings), float(reading.elapsed_ms), board_jpeg)
+def photo_check(reading: Reading, board_jpeg: bytes = b"") -> PhotoCheck:
+    """A photo's reading as the page keeps it."""
+    board_tracks = load_board().tracks
+    tracks = [track_check(t, board_tracks[t.track_id]) for t in reading.tracks]
+    warnings = _coded([Notice.of(w) for w in reading.warnings], tracks)
+    return PhotoCheck(reading.image, tracks, warnings, float(reading.elapsed_ms), board_jpeg)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -391,13 +417,7 @@ class MarkerHint:
     fixes: tuple[Fix, ...]  # likeliest first
 
 
-LAP = 100  # the score track runs 0..99 and markers lap it (scoring.score.SCORE_TRACK_LAP)
-
-
-def _route_points(length: int) -> int:
-    from scoring.rules import route_points
-
-    return route_points(length)
+LAP = SCORE_TRACK_LAP  # the score track runs 0..99 and markers lap it
 
 
 def marker_hints(tab: TableState, photo: PhotoCheck | None = None, max_fixes: int = 3,
@@ -411,7 +431,7 @@ def marker_hints(tab: TableState, photo: PhotoCheck | None = None, max_fixes: in
     board = load_board()
     claims = claims if claims is not None else tab.claims()
     owner_of = {i: c for c, ids in claims.items() for i in ids}
-    points = {c: sum(_route_points(board.tracks[i].length) for i in ids) for c, ids in claims.items()}
+    points = {c: sum(route_points(board.tracks[i].length) for i in ids) for c, ids in claims.items()}
     markers = tab.markers()
 
     def agrees(c: str, pts: int) -> bool:
@@ -425,7 +445,7 @@ def marker_hints(tab: TableState, photo: PhotoCheck | None = None, max_fixes: in
         fixes = []
         for t in board.tracks:
             was = owner_of.get(t.id)
-            pts = _route_points(t.length)
+            pts = route_points(t.length)
             if was == c:
                 options = [o for o in [None] + list(claims) if o != c]
                 change = {c: -pts}
@@ -462,7 +482,7 @@ def marker_hints(tab: TableState, photo: PhotoCheck | None = None, max_fixes: in
 
 def fix_text(f: Fix, tab: TableState) -> str:
     t = load_board().tracks[f.track_id]
-    pts = _route_points(t.length)
+    pts = route_points(t.length)
     move = (f"give {track_label(t)} to {tab.display_name(f.owner)}" if f.owner and not f.was
             else f"{track_label(t)} is {tab.display_name(f.owner)}'s, not {tab.display_name(f.was)}'s" if f.owner
             else f"{track_label(t)} is nobody's (take it from {tab.display_name(f.was)})")
@@ -486,20 +506,21 @@ class Place:
     note: str  # what decided it, for the winners; "" otherwise
 
 
-def ranking(sheet: dict, tab: TableState) -> list[Place]:
+def ranking(sheet: "ScoreSheet | dict", tab: TableState) -> list[Place]:
     """Players by total (highest first); the winners first and together, with what decided it."""
-    winners = sheet["winners"]
-    players = sorted(sheet["players"], key=lambda p: (p["color"] not in winners, -p["total"]))
+    sheet = score_sheet(sheet)
+    winners = sheet.winners
+    players = sorted(sheet.players, key=lambda p: (p.color not in winners, -p.total))
     out, place, last = [], 0, None
     for n, p in enumerate(players, 1):
-        key = (p["color"] in winners, p["total"])
+        key = (p.color in winners, p.total)
         if key != last:
             place, last = n, key
         note = ""
-        if p["color"] in winners:
+        if p.color in winners:
             note = {"points": "", "completed tickets": "more tickets done",
-                    "longest path card": "Longest Path card", "shared": "shared win"}.get(sheet["decided_by"], "")
-        out.append(Place(place, p["color"], tab.display_name(p["color"]), p["total"], note))
+                    "longest path card": "Longest Path card", "shared": "shared win"}.get(sheet.decided_by, "")
+        out.append(Place(place, p.color, tab.display_name(p.color), p.total, note))
     return out
 
 
@@ -516,15 +537,13 @@ def decided_text(decided_by: str) -> str:
     return DECIDED.get(decided_by, decided_by)
 
 
-def export_json(game) -> str:
+def export_json(game: Game) -> str:
     """The game file, exactly as `ttr tally` reads it."""
     return json.dumps(game.to_dict(), ensure_ascii=False, indent=1) + "\n"
 
 
 def restore(data: bytes, source: str = "game file") -> TableState:
     """A saved game file back into page state. Raises TtrError (one line) for a bad file."""
-    from scoring.game import parse_game, parse_json
-
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:

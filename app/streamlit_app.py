@@ -31,7 +31,10 @@ import tempfile
 import time
 from pathlib import Path
 
+import cv2
+import numpy as np
 import streamlit as st
+from streamlit_image_coordinates import streamlit_image_coordinates
 
 # `streamlit run app/streamlit_app.py` puts app/ on the path, not the project: an installed ttr
 # is found as it is; a plain checkout (not installed) is put on the path.
@@ -40,12 +43,15 @@ if importlib.util.find_spec("scoring") is None:
     sys.path.insert(0, str(ROOT))
 
 from app import state as S  # noqa: E402
+from app.draw import board_canvas, draw_paths, draw_tracks, nearest_track  # noqa: E402
 from app.history import GameSummary, History, new_id  # noqa: E402
 from app.launch import MAX_UPLOAD_MB  # noqa: E402
 from scoring.board import load_board  # noqa: E402
 from scoring.errors import TtrError  # noqa: E402
 from scoring.rules import PLAYER_COLORS, VARIANTS  # noqa: E402
 from vision.palette import PLAYER_CSS, PLAYER_MARKDOWN  # noqa: E402
+from vision.read import Reader  # noqa: E402
+from vision.reading import DOUBTFUL_TRACKS  # noqa: E402
 
 # The bundled example: examples/ in a checkout; installed, it ships as app/examples (pyproject).
 EXAMPLE = next((p for p in (ROOT / "examples" / "board.jpg", Path(__file__).parent / "examples" / "board.jpg")
@@ -164,7 +170,7 @@ def save_game(tab: S.TableState, scored: S.Scored | None) -> None:
     photo = ss["photo_check"]
     state = {"table": tab.to_json(), "photo": photo.to_json() if photo else None}
     text = json.dumps(state, sort_keys=True)
-    summary = GameSummary.of_sheet(scored.sheet, tab.names) if scored else None
+    summary = GameSummary.of_sheet(scored.score_sheet, tab.names) if scored else None
     text += json.dumps(summary.to_json() if summary else None)
     if text == ss.get("saved_state"):
         return
@@ -219,8 +225,6 @@ CALIBRATION_DIR = Path(os.environ.get("TTR_CALIBRATION_DIR") or Path.home() / ".
 @st.cache_resource(show_spinner="Loading the photo reader…")
 def reader(calibration_dir: str | None):
     """The photo reader (template, classifier, your board's calibration), loaded once per server."""
-    from vision.read import Reader
-
     calibration = None
     if calibration_dir:
         from calibration.user import load_calibration
@@ -234,8 +238,6 @@ def saved_calibration() -> str | None:
 
 
 def board_jpeg(flattened) -> bytes:
-    import cv2
-
     img = flattened
     if img.shape[1] > DISPLAY_WIDTH:
         h = round(img.shape[0] * DISPLAY_WIDTH / img.shape[1])
@@ -340,8 +342,6 @@ def pick_track(tid: int) -> None:
 
 
 def click_board() -> None:
-    from app.draw import nearest_track
-
     click = ss.get("board_click")
     if not click:
         return
@@ -404,16 +404,11 @@ def variant_changed() -> None:
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def _canvas(width: int):
-    from app.draw import board_canvas
-
     return board_canvas(width)
 
 
 @st.cache_data(max_entries=4, show_spinner=False)
 def _decoded(jpeg: bytes):
-    import cv2
-    import numpy as np
-
     return cv2.imdecode(np.frombuffer(jpeg, np.uint8), cv2.IMREAD_COLOR)
 
 
@@ -563,11 +558,8 @@ if have_board:
                    + (f", {len(aside)} not counted by the rules (marked !)" if aside else "")
                    + f". Read in {photo.elapsed_ms / 1000:.1f} s.", icon=":material/check_circle:")
         for w in photo.warnings:
-            if "doubtful track" not in w:  # (listed first in the track list below)
-                st.warning(w, icon=":material/warning:")
-    from app.draw import draw_tracks
-    from streamlit_image_coordinates import streamlit_image_coordinates
-
+            if w.code != DOUBTFUL_TRACKS:  # (those are listed first in the track list below)
+                st.warning(w.text, icon=":material/warning:")
     owners = ss["owners"]
     read = photo.owners() if photo else {}
     n_fixed = sum(1 for k, v in owners.items() if photo is not None and read.get(k) != v)
@@ -681,17 +673,17 @@ tab = table()
 if score_error:
     st.error(f"Cannot score this game: {score_error}", icon=":material/error:")
 if scored is not None:
-    sheet = scored.sheet
+    sheet = scored.score_sheet
     st.header("Results", divider="gray")
-    by_color = {p["color"]: p for p in sheet["players"]}
-    winners = sheet["winners"]
+    by_color = {p.color: p for p in sheet.players}
+    winners = sheet.winners
     names = [tab.display_name(c) for c in winners]
-    decided = S.decided_text(sheet["decided_by"])
+    decided = S.decided_text(sheet.decided_by)
     if len(winners) == 1:
-        st.success(f"**{names[0]} wins** with {by_color[winners[0]]['total']} points. {decided}",
+        st.success(f"**{names[0]} wins** with {by_color[winners[0]].total} points. {decided}",
                    icon=":material/trophy:")
     else:
-        st.success(f"**Shared win: {' and '.join(names)}**, {by_color[winners[0]]['total']} points "
+        st.success(f"**Shared win: {' and '.join(names)}**, {by_color[winners[0]].total} points "
                    f"each. {decided}", icon=":material/trophy:")
     rows = "".join(
         f"<tr><td class='n'>{p.place}</td><td><span class='dot' style='background:{PLAYER_CSS[p.color]}'></span>"
@@ -728,23 +720,22 @@ if scored is not None:
             st.button(S.fix_text(f, tab), key=f"fix_{n_fix}", on_click=apply_fix, args=(f.track_id, f.owner),
                       icon=":material/build:", width="stretch")
             n_fix += 1
-    per_row = min(len(sheet["players"]), 3)
+    per_row = min(len(sheet.players), 3)
     # rows of columns, so that on a phone (columns stacked) players keep their order
-    cells = [c for i in range(0, len(sheet["players"]), per_row) for c in st.columns(per_row)]
-    for cell, p in zip(cells, sheet["players"]):
-        crown = " :material/trophy:" if p["color"] in winners else ""
-        with cell.expander(f"{tab.display_name(p['color'])}: {p['total']}{crown}"):
+    cells = [c for i in range(0, len(sheet.players), per_row) for c in st.columns(per_row)]
+    for cell, p in zip(cells, sheet.players):
+        crown = " :material/trophy:" if p.color in winners else ""
+        with cell.expander(f"{tab.display_name(p.color)}: {p.total}{crown}"):
             rows = S.player_rows(p, tab.variant)
             st.table({"": [r[0] for r in rows], "points": [r[1] for r in rows]})
-            check = p["score_track"]
+            check = p.score_track
             if check:
-                st.caption(f"Score track {check['reported']}: " + (
-                    "matches the routes ✓" if check["matches"]
-                    else f"routes make {check['expected']} ✗"))
-    from app.draw import draw_paths, draw_tracks
+                st.caption(f"Score track {check.reported}: " + (
+                    "matches the routes ✓" if check.matches
+                    else f"routes make {check.expected} ✗"))
 
-    holders = [p["color"] for p in sheet["players"] if p["longest_path_bonus"]]
-    choices = (["bonus"] if holders else []) + [p["color"] for p in sheet["players"]]
+    holders = [p.color for p in sheet.players if p.longest_path_bonus]
+    choices = (["bonus"] if holders else []) + [p.color for p in sheet.players]
     path_labels = {c: f"{PLAYER_MARKDOWN[c]} {name_of(c)}" for c in choices if c != "bonus"}
     path_labels["bonus"] = "the bonus holder" + ("s" if len(holders) > 1 else "")
     if ss.get("path_holders") != holders:  # new holders: show them, not an older pick
@@ -754,10 +745,10 @@ if scored is not None:
         pick = st.radio("Show the longest path of", choices, horizontal=True, key="path_pick",
                         format_func=path_labels.get)
         show = holders if pick == "bonus" else [pick]
-        paths = {c: by_color[c]["longest_path_tracks"] for c in show}
+        paths = {c: by_color[c].longest_path_tracks for c in show}
         st.image(rgb(draw_paths(draw_tracks(board_scene(), ss["owners"], fill=owner_fill()), paths)),
-                 caption=" · ".join(f"{name_of(c)}: {by_color[c]['longest_path']} trains, "
-                                    + S.DASH.join(by_color[c]["longest_path_cities"])
+                 caption=" · ".join(f"{name_of(c)}: {by_color[c].longest_path} trains, "
+                                    + S.DASH.join(by_color[c].longest_path_cities)
                                     for c in show), width="stretch")
 
     # 5. Save ----------------------------------------------------------------------------------

@@ -15,6 +15,26 @@ from scoring.rules import PLAYER_COLORS  # (re-exported: the reader's five colou
 # What a space can hold, as the space classifier's classes (index order is fixed).
 SPACE_CLASSES = ("empty",) + PLAYER_COLORS
 
+# Codes of the warnings a program acts on (`Notice.code`).
+DOUBTFUL_TRACKS = "doubtful_tracks"  # names the tracks the reader is unsure of (`Reading.doubtful`)
+
+
+@dataclass(frozen=True)
+class Notice:
+    """A warning with a code to match on: `str(notice)` is its text, what people read and what
+    `ttr detect --json` lists. A reading's other warnings are plain text (code "")."""
+
+    code: str  # e.g. DOUBTFUL_TRACKS
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+    @classmethod
+    def of(cls, warning: "str | Notice") -> "Notice":
+        """A warning as a Notice (plain text gets code "")."""
+        return warning if isinstance(warning, Notice) else cls("", str(warning))
+
 
 @dataclass(frozen=True)
 class BoardLocation:
@@ -59,7 +79,7 @@ class Reading:
     tracks: list[TrackReading]  # all 100, in track_id order
     flattened: np.ndarray  # the board flattened to the template frame, BGR uint8
     px_per_mm: float  # scale of `flattened`
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[str | Notice] = field(default_factory=list)  # str(w) is each one's text
     elapsed_ms: float = 0.0
     space_quads_px: np.ndarray | None = None  # (309, 4, 2) where each space was read in `flattened`
 
@@ -83,6 +103,6 @@ class Reading:
                       "orientation": int(self.location.orientation),
                       "confidence": round(float(self.location.confidence), 4)},
             "tracks": [t.to_dict() for t in self.tracks],
-            "warnings": list(self.warnings),
+            "warnings": [str(w) for w in self.warnings],
             "elapsed_ms": round(self.elapsed_ms),
         }
