@@ -299,11 +299,9 @@ def _hough_quad(outlines: list[np.ndarray], size_wh) -> np.ndarray | None:
             break
     if len(kept) < 4:
         return None
-    from itertools import combinations
-
     sub = pts[:: max(1, len(pts) // 1500)]
     combos = []
-    for combo in combinations(range(len(kept)), 4):
+    for combo in itertools.combinations(range(len(kept)), 4):
         ls = sorted((kept[i] for i in combo), key=lambda k: k[2])
         gaps = np.diff([k[2] for k in ls] + [ls[0][2] + 2 * np.pi])
         if np.any(gaps < np.radians(40)) or np.any(gaps > np.radians(140)):
@@ -367,10 +365,8 @@ def _quad_from_hull(hull: np.ndarray, size_wh) -> np.ndarray | None:
     idx = sorted(idx)
     if len(idx) < 4:
         return None
-    from itertools import combinations
-
     best, best_area = None, np.inf
-    for combo in combinations(idx, 4):
+    for combo in itertools.combinations(idx, 4):
         sides = [(a[i], b[i] - a[i]) for i in combo]  # (point, direction) of each side's line
         corners = []
         for j in range(4):

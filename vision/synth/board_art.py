@@ -15,6 +15,8 @@ from functools import lru_cache
 import cv2
 import numpy as np
 
+from calibration.template import load_template
+from scoring.board import load_board
 from vision.rectify import BOARD_MM  # the template frame's size (the board facts')
 from vision.spaces import PAPER_LEVEL  # the paper's grey after the reader's light normalisation
 
@@ -43,9 +45,6 @@ class BoardModel:
 
 def board_model() -> BoardModel:
     """The shipped template as a `BoardModel`."""
-    from calibration.template import load_template
-    from scoring.board import load_board
-
     return model_from_template(load_template(), load_board())
 
 
