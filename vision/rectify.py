@@ -13,6 +13,8 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
+from calibration import template
+from calibration.template import FLAT_PX_PER_MM
 from scoring.board import load_board
 
 BOARD_MM: tuple[float, float] = load_board().board_mm  # width, height of the whole board, score track included
@@ -39,7 +41,7 @@ def flattened_to_photo_homography(corners_xy, px_per_mm: float) -> np.ndarray:
 
 def flattened_size(px_per_mm: float) -> tuple[int, int]:
     """(width, height) in pixels of the flattened board at `px_per_mm`."""
-    return int(round(BOARD_MM[0] * px_per_mm)), int(round(BOARD_MM[1] * px_per_mm))
+    return template.flattened_size(BOARD_MM, px_per_mm)
 
 
 def photo_px_per_mm(corners_xy) -> float:
@@ -49,7 +51,7 @@ def photo_px_per_mm(corners_xy) -> float:
     return float((d[0] + d[2]) / (2 * BOARD_MM[0]) * 0.5 + (d[1] + d[3]) / (2 * BOARD_MM[1]) * 0.5)
 
 
-def flatten(image_bgr: np.ndarray, corners_xy, px_per_mm: float = 2.0) -> np.ndarray:
+def flatten(image_bgr: np.ndarray, corners_xy, px_per_mm: float = FLAT_PX_PER_MM) -> np.ndarray:
     """The board warped to the template frame: (round(525*ppm), round(795*ppm), channels) uint8.
 
     When the photo shows the board at more than twice the wanted scale it is first halved (pyrDown,
