@@ -46,10 +46,12 @@ from app import state as S  # noqa: E402
 from app.draw import board_canvas, draw_paths, draw_tracks, nearest_track  # noqa: E402
 from app.history import GameSummary, History, new_id  # noqa: E402
 from app.launch import MAX_UPLOAD_MB  # noqa: E402
+from calibration.user import load_calibration  # noqa: E402
 from scoring.board import load_board  # noqa: E402
 from scoring.errors import TtrError  # noqa: E402
 from scoring.rules import PLAYER_COLORS, VARIANTS  # noqa: E402
 from vision.palette import PLAYER_CSS, PLAYER_MARKDOWN  # noqa: E402
+from vision.calibrate import fit_calibration  # noqa: E402
 from vision.read import Reader  # noqa: E402
 from vision.reading import DOUBTFUL_TRACKS  # noqa: E402
 
@@ -227,8 +229,6 @@ def reader(calibration_dir: str | None):
     """The photo reader (template, classifier, your board's calibration), loaded once per server."""
     calibration = None
     if calibration_dir:
-        from calibration.user import load_calibration
-
         calibration = load_calibration(calibration_dir)
     return Reader(calibration)
 
@@ -435,8 +435,6 @@ def rgb(bgr):
 
 def calibrate() -> None:
     """`ttr calibrate` on the uploaded empty-board photos, saved where the reader looks."""
-    from vision.calibrate import fit_calibration
-
     files = ss.get("calib_photos") or []
     ss["calib_error"], ss["calib_note"] = None, None
     with tempfile.TemporaryDirectory() as tmp, st.status("Measuring every space of your board…"):

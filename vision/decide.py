@@ -28,9 +28,6 @@ from scoring.board import Board, load_board
 from scoring.rules import CARS_IN_BOX, PLAYER_COLORS
 from vision.reading import SPACE_CLASSES, TrackReading
 
-# The old name of the reader's car bound (tests/test_read_decide.py imports it): it is the box's
-# cars, CARS_IN_BOX (45 + 3 spares), not the rules' TRAINS_PER_PLAYER; see the module doc.
-TRAINS_PER_PLAYER = CARS_IN_BOX
 # A track whose decided owner has a posterior below this is reported as doubtful.
 DOUBT_BELOW = 0.9
 

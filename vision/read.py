@@ -24,7 +24,7 @@ from vision.decide import DecideConfig, decide_tracks, double_ids
 from vision.image_io import load_photo, read_header
 from vision.locate import locate_board
 from vision.quality import photo_warnings
-from vision.reading import PLAYER_COLORS, BoardLocation, Reading, TrackReading
+from vision.reading import DOUBTFUL_TRACKS, PLAYER_COLORS, BoardLocation, Notice, Reading, TrackReading
 from vision.rectify import camera_position, flatten, parallax_mm
 from vision.spaces import (
     CropGeometry,
@@ -133,7 +133,7 @@ class Reader:
         return self.read_flattened(flat, loc, image_name, t_start, warnings, camera)
 
     def read_flattened(self, flattened: np.ndarray, location: BoardLocation, image_name: str = "",
-                       t_start: float | None = None, warnings: list[str] | None = None, camera_mm=None) -> Reading:
+                       t_start: float | None = None, warnings: list[str | Notice] | None = None, camera_mm=None) -> Reading:
         """Read a board already flattened to the template frame at `config.px_per_mm` (`camera_mm`:
         where the camera stood, see rectify.camera_position; None reads as if from straight above)."""
         t_start = time.perf_counter() if t_start is None else t_start
@@ -273,14 +273,14 @@ class Reader:
         return cv2.cvtColor(np.clip(out, 0, 255).astype(np.uint8)[None], cv2.COLOR_LAB2BGR)[0].astype(float)
 
 
-def doubt_warnings(tracks: list[TrackReading]) -> list[str]:
+def doubt_warnings(tracks: list[TrackReading]) -> list[Notice]:
     """The warning that names the doubtful tracks (none when none is)."""
     doubtful = [t for t in tracks if t.doubtful]
     if not doubtful:
         return []
     names = ", ".join(f"{t.a}-{t.b} ({t.color})" for t in doubtful[:6])
     more = f" and {len(doubtful) - 6} more" if len(doubtful) > 6 else ""
-    return [f"{len(doubtful)} doubtful track(s), please check: {names}{more}"]
+    return [Notice(DOUBTFUL_TRACKS, f"{len(doubtful)} doubtful track(s), please check: {names}{more}")]
 
 
 def car_offsets_px(quads_mm: np.ndarray, camera_mm, height_mm: float, px_per_mm: float) -> np.ndarray:

@@ -5,7 +5,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scoring.board import load_board
-from vision.decide import TRAINS_PER_PLAYER, DecideConfig, decide_tracks, player_index, trains_used
+from scoring.rules import CARS_IN_BOX
+from vision.decide import DecideConfig, decide_tracks, player_index, trains_used
 from vision.reading import PLAYER_COLORS, SPACE_CLASSES
 
 BOARD = load_board()
@@ -92,7 +93,7 @@ def test_no_player_over_the_car_bound():
     ll = evidence(owners, noise=0.5, seed=3)
     r = decide_tracks(ll)
     choice = np.array([0 if t.owner is None else SPACE_CLASSES.index(t.owner) for t in r])
-    assert trains_used(choice, BOARD)[1] <= TRAINS_PER_PLAYER
+    assert trains_used(choice, BOARD)[1] <= CARS_IN_BOX
 
 
 def test_weak_evidence_is_marked_doubtful():
@@ -134,10 +135,10 @@ def test_getting_under_the_car_bound_drops_no_more_than_needed():
     four = next(t for t in singles if t.length == 4)
     rest, total = [], one.length + four.length
     for t in sorted(singles, key=lambda t: -t.length):
-        if t.id not in (one.id, four.id) and total + t.length <= TRAINS_PER_PLAYER + 3 - 0:
+        if t.id not in (one.id, four.id) and total + t.length <= CARS_IN_BOX + 3 - 0:
             rest.append(t)
             total += t.length
-    assert total == TRAINS_PER_PLAYER + 3
+    assert total == CARS_IN_BOX + 3
     owners = {t.id: "red" for t in rest + [one, four]}
     ll = evidence(owners, strength=8.0)
     ll[one.id][:, player_index("red")] = 1.0  # the weakest claim
@@ -147,7 +148,7 @@ def test_getting_under_the_car_bound_drops_no_more_than_needed():
     assert r[one.id].owner == "red"
     assert all(r[t.id].owner == "red" for t in rest)
     choice = np.array([0 if t.owner is None else SPACE_CLASSES.index(t.owner) for t in r])
-    assert trains_used(choice, BOARD)[1] == TRAINS_PER_PLAYER - 1
+    assert trains_used(choice, BOARD)[1] == CARS_IN_BOX - 1
 
 
 def test_taking_back_claims_keeps_an_empty_lane_beside_its_neighbour_empty():

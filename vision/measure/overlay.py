@@ -10,10 +10,7 @@ from calibration.template import Template
 from vision.measure import MeasuredTemplate
 from vision.measure.placement import _quad
 from vision.measure.spaces import _board_image, find_space_candidates
-
-TRACK_BGR = {"red": (40, 40, 220), "blue": (220, 90, 20), "green": (40, 190, 80), "yellow": (0, 220, 240),
-             "black": (40, 40, 40), "white": (250, 250, 250), "orange": (0, 140, 255),
-             "pink": (200, 120, 240), "gray": (150, 150, 150)}
+from vision.palette import TEMPLATE_BGR
 
 
 # ----------------------------------------------------------------------------------------------
@@ -69,7 +66,7 @@ def draw_template(image: np.ndarray, template: Template, labels: bool = True) ->
     shift = 4  # sub-pixel drawing
     f = 1 << shift
     for track in t.tracks:
-        colour = TRACK_BGR[track.color]
+        colour = TEMPLATE_BGR[track.color]
         for quad in track.spaces:
             pts = np.round(quad * f).astype(np.int32)
             cv2.polylines(out, [pts], True, (0, 0, 0), 2, cv2.LINE_AA, shift)
