@@ -10,7 +10,7 @@ measured against the board's paper, since rendered plastic colours are only near
    board diagonal (what the locator's error does to real crops), normalise the light and cut every
    space exactly as the reader does (`vision.spaces`). Labels come from the rendered truth.
    The players' plastic is also made brighter at random than the renderer draws it
-   (`_WiderPlastic`; `--renderer-plastic` turns that off).
+   (`WiderPlastic`; `--renderer-plastic` turns that off).
 2. Build an Ultralytics YOLO classifier from its yaml (`yolo11n-cls.yaml`, no download) and train it
    fully offline on those patches (one board in ten held out for validation); export it to ONNX.
 3. Steps 1-2 run `teachers` times (default 6), teacher k on its own boards and from its own seed
@@ -65,7 +65,6 @@ from vision.read import PX_PER_MM, car_offsets_px
 from vision.reading import SPACE_CLASSES as CLASSES  # empty + the five player colours
 from vision.rectify import camera_position, flatten
 from vision.spaces import CropGeometry, cut_spaces, light_board
-from vision.synth import trains
 from vision.synth.positions import random_position
 from vision.synth.render import render_photo
 
@@ -109,11 +108,7 @@ def render_patches(out_dir: Path, count: int, seed: int, imgsz: int, side_mm: fl
         if photo_wh == "mixed":  # phone photos as they arrive: small uploads to full frames (decoded ~2000 px)
             pick = np.random.default_rng(s + 2_000_000)
             wh = MIXED_SIZES[int(pick.choice(len(MIXED_SIZES), p=MIXED_WEIGHTS / MIXED_WEIGHTS.sum()))]
-        if wider_plastic:
-            with _WiderPlastic(s + 1_000_000):
-                photo = render_photo(rng, claims, wh)
-        else:
-            photo = render_photo(rng, claims, wh)
+        photo = render_photo(rng, claims, wh, plastic=WiderPlastic(s + 1_000_000) if wider_plastic else None)
         owner = {tid: colour for colour, ids in claims.items() for tid in ids}
         corners = np.asarray(photo.corners_xy, dtype=float)
         diag = np.linalg.norm(corners[0] - corners[2])
@@ -138,36 +133,25 @@ def render_patches(out_dir: Path, count: int, seed: int, imgsz: int, side_mm: fl
     return counts
 
 
-class _WiderPlastic:
+class WiderPlastic:
     """Domain randomisation of the players' plastic while rendering training boards.
 
     The renderer draws each game's plastic near one shade per colour, and darker than real plastic
     looks next to the paper (a real yellow car is nearly as bright as the paper).
     The net must not learn one rendered shade as "the" colour, so every game's plastic is further
-    brightened or darkened at random. A context manager: the renderer is restored afterwards.
+    brightened or darkened at random: passed to the renderer as its `plastic`.
     """
 
     def __init__(self, seed: int):
         self.rng = np.random.default_rng(seed)
 
-    def __enter__(self):
-        self._trains, self._orig = trains, trains.player_colors
+    def __call__(self, colours: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         rng = self.rng
-
-        def wider(game_rng, players):
-            out = self._orig(game_rng, players)
-            for p, c in out.items():
-                if p != "black":  # the renderer's black already spans dark greys
-                    lift = rng.uniform(0.0, 0.25)  # towards white: brighter, less saturated
-                    out[p] = np.clip(c * rng.uniform(1.0, 1.3) + (255.0 - c) * lift, 8, 250)
-            return out
-
-        trains.player_colors = wider
-        return self
-
-    def __exit__(self, *exc):
-        self._trains.player_colors = self._orig
-        return False
+        for p, c in colours.items():
+            if p != "black":  # the renderer's black already spans dark greys
+                lift = rng.uniform(0.0, 0.25)  # towards white: brighter, less saturated
+                colours[p] = np.clip(c * rng.uniform(1.0, 1.3) + (255.0 - c) * lift, 8, 250)
+        return colours
 
 
 def _offline_env(work: Path) -> None:

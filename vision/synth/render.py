@@ -18,7 +18,7 @@ from scoring.rules import TICKET_VALUES
 from vision.synth import board_art
 from vision.synth.board_art import BOARD_MM, N_LOOKS, BoardModel
 from vision.synth.camera import Camera, Scene, jpeg, photograph_scene, random_camera
-from vision.synth.trains import draw_cars, draw_markers, place_cars, place_markers
+from vision.synth.trains import Plastic, draw_cars, draw_markers, place_cars, place_markers
 
 # Flat-board scales kept in the art cache; a photo draws at the smallest one as sharp as it needs.
 PX_PER_MM_STEPS = (1.0, 1.5, 2.0, 3.0, 4.0)
@@ -61,7 +61,8 @@ def _light(rng: np.random.Generator) -> np.ndarray:
 
 
 def render_flat_board(rng: np.random.Generator, claims: dict[str, list[int]], px_per_mm: float = 2.0,
-                      model: BoardModel | None = None, camera_mm: np.ndarray | None = None) -> np.ndarray:
+                      model: BoardModel | None = None, camera_mm: np.ndarray | None = None,
+                      plastic: Plastic | None = None) -> np.ndarray:
     """The board seen straight on, with cars: BGR uint8, round(795 * px_per_mm) x round(525 * px_per_mm),
     pixel (i, j) at (j / px_per_mm, i / px_per_mm) mm. `camera_mm` (x, y, height) sets the cars'
     parallax; by default where a phone photographing the board would stand."""
@@ -70,11 +71,11 @@ def render_flat_board(rng: np.random.Generator, claims: dict[str, list[int]], px
     if camera_mm is None:  # where a phone would stand (cars then look as in a flattened photo)
         camera_mm = random_camera(rng, (1600, 1200)).position_mm
     light = _light(rng)
-    cars = place_cars(rng, model, claims)
+    cars = place_cars(rng, model, claims, plastic)
     img = draw_cars(img, px_per_mm, cars, camera_mm, light, rng, shadow_strength=float(rng.uniform(0.3, 0.6)))
     if claims and rng.random() < 0.8:  # score markers left on the score track
         lengths = [len(s) for s in model.spaces]
-        img = draw_markers(img, px_per_mm, place_markers(rng, model, claims, lengths), camera_mm, light)
+        img = draw_markers(img, px_per_mm, place_markers(rng, model, claims, lengths, plastic), camera_mm, light)
     return img
 
 
@@ -101,9 +102,10 @@ def game_dict(board: Board, claims: dict[str, list[int]]) -> dict:
 
 def render_photo(rng: np.random.Generator, claims: dict[str, list[int]], size_wh=(1600, 1200),
                  model: BoardModel | None = None, camera: Camera | None = None,
-                 quality: int | None = None, backgrounds: str = "usual") -> RenderedPhoto:
+                 quality: int | None = None, backgrounds: str = "usual", plastic: Plastic | None = None) -> RenderedPhoto:
     """A phone photo of the played board `claims` (`{player: [track id, ...]}`), with truth.
-    `backgrounds`: "usual", "hostile" or one hostile kind (see `camera.BACKGROUNDS`)."""
+    `backgrounds`: "usual", "hostile" or one hostile kind (see `camera.BACKGROUNDS`); `plastic`
+    changes each game's plastic colours (see `trains.player_colors`)."""
     model = model or default_model()
     board = load_board()
     w, h = int(size_wh[0]), int(size_wh[1])
@@ -113,7 +115,7 @@ def render_photo(rng: np.random.Generator, claims: dict[str, list[int]], size_wh
     need = max(np.linalg.norm(q[1] - q[0]), np.linalg.norm(q[2] - q[3])) / BOARD_MM[0]
     need = max(need, max(np.linalg.norm(q[3] - q[0]), np.linalg.norm(q[2] - q[1])) / BOARD_MM[1])
     ppm = next((s for s in PX_PER_MM_STEPS if s >= need * 0.9), PX_PER_MM_STEPS[-1])
-    flat = render_flat_board(rng, claims, ppm, model, camera_mm=camera.position_mm)
+    flat = render_flat_board(rng, claims, ppm, model, camera_mm=camera.position_mm, plastic=plastic)
     img, scene = photograph_scene(rng, flat, ppm, camera, backgrounds)
     data = jpeg(rng, img, quality)
     decoded = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)

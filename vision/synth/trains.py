@@ -8,6 +8,7 @@ camera show its near side, as in a phone photo, once the flat board is warped in
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import cv2
@@ -38,8 +39,12 @@ class Car:
     bgr: np.ndarray  # (3,) plastic colour
 
 
-def player_colors(rng: np.random.Generator, players) -> dict[str, np.ndarray]:
-    """This game's plastic for each player: the box colour with lot-to-lot and lighting drift."""
+Plastic = Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]]  # a game's plastic colours -> changed ones
+
+
+def player_colors(rng: np.random.Generator, players, plastic: Plastic | None = None) -> dict[str, np.ndarray]:
+    """This game's plastic for each player: the box colour with lot-to-lot and lighting drift
+    (`plastic`, if given, then changes it: the training recipe's wider plastic)."""
     out = {}
     for p in players:
         base = np.array(PLASTIC_BGR[p], float)
@@ -48,12 +53,13 @@ def player_colors(rng: np.random.Generator, players) -> dict[str, np.ndarray]:
         else:
             base = base * rng.uniform(0.85, 1.15) + rng.normal(0, 8, 3)
         out[p] = np.clip(base, 8, 250)
-    return out
+    return plastic(out) if plastic is not None else out
 
 
-def place_cars(rng: np.random.Generator, model: BoardModel, claims: dict[str, list[int]]) -> list[Car]:
+def place_cars(rng: np.random.Generator, model: BoardModel, claims: dict[str, list[int]],
+               plastic: Plastic | None = None) -> list[Car]:
     """One car per space of every claimed track, placed the way hands place them."""
-    colors = player_colors(rng, sorted(claims))
+    colors = player_colors(rng, sorted(claims), plastic)
     cars = []
     for player, ids in claims.items():
         for tid in ids:
@@ -188,11 +194,11 @@ MARKER_MM = (5.5, 4.0)  # radius, height of a score marker
 
 
 def place_markers(rng: np.random.Generator, model: BoardModel, claims: dict[str, list[int]],
-                  lengths: list[int]) -> list[tuple[np.ndarray, str]]:
+                  lengths: list[int], plastic: Plastic | None = None) -> list[tuple[np.ndarray, str]]:
     """Score markers on the score track at each player's route points (plus a ticket swing):
     (centre mm, player). Markers on the same cell sit a little apart, as stacked discs slide."""
     out = []
-    colors = player_colors(rng, sorted(claims))
+    colors = player_colors(rng, sorted(claims), plastic)
     for player, ids in claims.items():
         score = sum(ROUTE_POINTS[lengths[i]] for i in ids) + int(rng.integers(-15, 40))
         cell = model.score_cells[max(score, 0) % 100]
