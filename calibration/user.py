@@ -10,7 +10,9 @@ what that very space looks like empty, pixel by pixel (after aligning the two bo
 drawings), instead of with a generic printed colour. Light normalisation against the paper removes
 most of a light's colour, but not all (inks answer differently to a warm lamp and to daylight), so
 each photo is kept as its own view and the reader uses the one closest to the photo it reads:
-calibrating under the lights you play in helps most.
+calibrating under the lights you play in helps most. In other light a view does harm (its print
+reads as cars), so the reader checks the nearest view against each photo first and reads a photo it
+does not fit without it (`vision.read.CalibrationConfig`).
 """
 from __future__ import annotations
 

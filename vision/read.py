@@ -11,7 +11,7 @@ once; `read_board` is the one-call form.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import cv2
 import numpy as np
@@ -19,7 +19,7 @@ import numpy as np
 from calibration.template import FLAT_PX_PER_MM, load_template
 from calibration.user import Calibration
 from scoring.board import load_board
-from vision.classify import PRINTED_LAB, ColourModel, EmptyReference, change_loglik, fuse, load_classifier
+from vision.classify import CHANGE_MID, PRINTED_LAB, ColourModel, EmptyReference, change_loglik, fuse, load_classifier
 from vision.decide import DecideConfig, decide_tracks, double_ids
 from vision.image_io import load_photo, read_header
 from vision.locate import locate_board
@@ -43,6 +43,27 @@ PX_PER_MM = FLAT_PX_PER_MM  # (the scale boards are flattened at; its home is th
 
 
 @dataclass(frozen=True)
+class CalibrationConfig:
+    """When a user's calibration is used on a photo (see `Reader._against_calibration`).
+
+    A calibration's empty view helps only on photos in its light and from near its angle: in other
+    light its print colours and its pixels differ from the photo's empty spaces, and its evidence
+    then reads print as cars (on the development photos, a calibration made on one evening read a
+    board on a stone table and one on a blanket 3-9 tracks worse). So each photo is first read
+    without it, and the view is used only where its change evidence agrees with that reading on
+    the spaces the reader is already sure are empty (the tracks it reads unclaimed and not
+    doubtful): where the view sees a car on more than `max_false_change` of them, the photo is read
+    without it, with a warning."""
+
+    # Fitted on rendered boards (benchmarks/fit_calibration_gate.py: one print per board, calibrated
+    # from two empty photos in one light, read in that light and in others), none of the real photos.
+    max_false_change: float = 0.05
+    # Fewer sure-empty spaces than this (a board crowded with cars) cannot show the view matches
+    # (one space is then over 5 % of them): the photo is read without the calibration.
+    min_judged_spaces: int = 20
+
+
+@dataclass(frozen=True)
 class ReaderConfig:
     """Every setting of the reader (the classifier's patch geometry comes with its weights)."""
 
@@ -60,6 +81,44 @@ class ReaderConfig:
     colour_seen_height_mm: float = 4.0
     lane_alone: bool = True  # judge a lane beside a claimed lane of its double with that lane shown bare
     decide: DecideConfig = field(default_factory=DecideConfig)
+    calibration: CalibrationConfig = field(default_factory=CalibrationConfig)
+
+
+@dataclass(frozen=True)
+class CalibrationMatch:
+    """How the calibration's empty view nearest a photo's light fits that photo (see CalibrationConfig)."""
+
+    view: str  # the view's photo
+    judged: int  # spaces the reader, without the calibration, is sure are empty
+    false_change: int  # of them, those the view's change evidence holds a car on
+    verdict: str  # one of VERDICTS
+
+    VERDICTS = ("used", "not aligned", "too few empty", "changes on empty")
+
+    def __post_init__(self):
+        if self.verdict not in self.VERDICTS:
+            raise ValueError(f"verdict must be one of {self.VERDICTS}")
+
+    @property
+    def used(self) -> bool:
+        return self.verdict == "used"
+
+    @property
+    def false_share(self) -> float:
+        return self.false_change / self.judged if self.judged else 1.0
+
+    def warning(self) -> str | None:
+        """What a player is told when the calibration was set aside (None when it was used)."""
+        without = "this photo was read without it"
+        if self.verdict == "used":
+            return None
+        if self.verdict == "too few empty":
+            return (f"the board is too full to check the calibration against it (only {self.judged} spaces "
+                    f"are clearly empty); {without}")
+        why = ("its empty board does not line up with this photo's" if self.verdict == "not aligned" else
+               f"against it, {self.false_change} of the {self.judged} clearly empty spaces look changed")
+        return (f"the calibration was made in other light or from another angle ({why}); {without}. "
+                "Calibrate with photos of the empty board taken where you play to use one.")
 
 
 @dataclass(frozen=True)
@@ -73,6 +132,7 @@ class SpaceEvidence:
     loglik: np.ndarray  # (309, 6) fused
     probs: np.ndarray  # (309, 6) per-space probabilities (normalised fused likelihood)
     classifier_probs: np.ndarray | None  # (309, 2) P(empty), P(car) or (309, 6), see SpaceClassifier
+    calibration: CalibrationMatch | None = None  # how the calibration fit the photo (None: no calibration)
 
     def __post_init__(self):
         n = len(self.track_ids)
@@ -139,19 +199,32 @@ class Reader:
         t_start = time.perf_counter() if t_start is None else t_start
         ev = self.evidence(flattened, camera_mm)
         tracks = self.decide(ev)
-        warnings = list(warnings or []) + doubt_warnings(tracks)
+        set_aside = ev.calibration.warning() if ev.calibration is not None else None
+        warnings = list(warnings or []) + ([set_aside] if set_aside else []) + doubt_warnings(tracks)
         return Reading(image=image_name, location=location, tracks=tracks, flattened=flattened,
                        px_per_mm=self.config.px_per_mm, warnings=warnings,
                        elapsed_ms=(time.perf_counter() - t_start) * 1000.0, space_quads_px=ev.quads_px)
 
     def evidence(self, flattened: np.ndarray, camera_mm=None) -> SpaceEvidence:
-        """What every space of a flattened board shows, from each source of evidence, fused."""
+        """What every space of a flattened board shows, from each source of evidence, fused. With a
+        calibration, the board is read without it first, and again with it where it fits the photo
+        (see CalibrationConfig); `SpaceEvidence.calibration` says which."""
         cfg = self.config
         lit = light_board(flattened, self.quads_mm, cfg.px_per_mm, cfg.register)
         spaces = cut_spaces(lit, self.geometry, self.track_ids, self.index)
-        change = ref = None
-        if self.calibration is not None:
-            lit, spaces, change, ref = self._against_calibration(lit, spaces)
+        plain = self._fused(lit, spaces, camera_mm)
+        if self.calibration is None:
+            return plain
+        match, against = self._against_calibration(lit, spaces, plain)
+        if not match.used:
+            return replace(plain, calibration=match)
+        lit, spaces, change, ref = against
+        return replace(self._fused(lit, spaces, camera_mm, change, ref), calibration=match)
+
+    def _fused(self, lit: LitBoard, spaces: SpacePatches, camera_mm, change=None, ref=None) -> SpaceEvidence:
+        """The evidence of the colour model, the change against an empty view (`change`, with that
+        view's colours `ref`; None: no calibration) and the classifier, fused."""
+        cfg = self.config
         parts = [(self._colour_loglik(lit, spaces, camera_mm, change, ref), cfg.w_colour)]
         if change is not None:
             parts.append((change_loglik(change.d50), cfg.w_change))
@@ -170,20 +243,36 @@ class Reader:
         return decide_tracks(per_track_ll, per_track_p, self.board, self.config.decide)
 
     # -- the evidence's sources -----------------------------------------------------------------
-    def _against_calibration(self, lit: LitBoard, spaces: SpacePatches):
-        """The user's empty board nearest this photo's light: the reference colours of each space,
-        and, when the board lines up with it, the board in its frame (which is the template's) with
-        what changed on each space. Returns (lit, spaces, change or None, reference)."""
+    def _against_calibration(self, lit: LitBoard, spaces: SpacePatches, plain: SpaceEvidence):
+        """The user's empty board nearest this photo's light, lined up with the photo's board and
+        checked against the reading without it (`plain`): on the spaces that reading is sure are
+        empty, the view must see no car on more than `CalibrationConfig.max_false_change` of them.
+        Returns (CalibrationMatch, (lit, spaces, change, reference) for reading with the view, or
+        None where it is not used): the board in the view's frame (which is the template's), what
+        changed on each space, and each space's empty colours."""
+        cfg = self.config.calibration
         view = self.calibration.nearest_view(spaces.lab)
-        ref = EmptyReference(view.lab if view.mean is None else view.mean, view.spread, "calibration")
-        if view.board_bgr.shape != lit.board.shape:
-            return lit, spaces, None, ref
-        aligned, score = align_to_reference(lit.board, view.board_bgr, lit.px_per_mm)
+        sure = self._sure_empty(plain)
+        judged = int(np.count_nonzero(sure))
+        aligned, score = (align_to_reference(lit.board, view.board_bgr, lit.px_per_mm)
+                          if view.board_bgr.shape == lit.board.shape else (lit.board, 0.0))
         if score <= 0:
-            return lit, spaces, None, ref
+            return CalibrationMatch(view.photo, judged, 0, "not aligned"), None
         lit = LitBoard(aligned, lit.template_px, lit.template_px, lit.px_per_mm, score)
         change = change_features(lit.board, view.board_bgr, lit.quads_px)
-        return lit, cut_spaces(lit, self.geometry, self.track_ids, self.index), change, ref
+        false = int(np.count_nonzero(change.d50[sure] > CHANGE_MID))  # where change_loglik favours a car
+        verdict = ("too few empty" if judged < cfg.min_judged_spaces else
+                   "changes on empty" if false > cfg.max_false_change * judged else "used")
+        match = CalibrationMatch(view.photo, judged, false, verdict)
+        if not match.used:
+            return match, None
+        ref = EmptyReference(view.lab if view.mean is None else view.mean, view.spread, "calibration")
+        return match, (lit, cut_spaces(lit, self.geometry, self.track_ids, self.index), change, ref)
+
+    def _sure_empty(self, ev: SpaceEvidence) -> np.ndarray:
+        """(N,) the spaces of the tracks `ev` reads unclaimed and not doubtful."""
+        empty = [t.track_id for t in self.decide(ev) if t.owner is None and not t.doubtful]
+        return np.isin(self.track_ids, empty)
 
     def _colour_loglik(self, lit: LitBoard, spaces: SpacePatches, camera_mm, change, ref) -> np.ndarray:
         """(N, 6) the colour evidence. The mean colour mixes linearly when a car covers part of its
