@@ -24,7 +24,7 @@ from vision.decide import DecideConfig, decide_tracks, double_ids
 from vision.image_io import load_photo, read_header
 from vision.locate import locate_board
 from vision.quality import photo_warnings
-from vision.reading import DOUBTFUL_TRACKS, PLAYER_COLORS, BoardLocation, Notice, Reading, TrackReading
+from vision.reading import CALIBRATION_SET_ASIDE, DOUBTFUL_TRACKS, PLAYER_COLORS, BoardLocation, Notice, Reading, TrackReading
 from vision.rectify import camera_position, flatten, parallax_mm
 from vision.spaces import (
     CropGeometry,
@@ -107,18 +107,18 @@ class CalibrationMatch:
     def false_share(self) -> float:
         return self.false_change / self.judged if self.judged else 1.0
 
-    def warning(self) -> str | None:
+    def warning(self) -> Notice | None:
         """What a player is told when the calibration was set aside (None when it was used)."""
         without = "this photo was read without it"
         if self.verdict == "used":
             return None
         if self.verdict == "too few empty":
-            return (f"the board is too full to check the calibration against it (only {self.judged} spaces "
-                    f"are clearly empty); {without}")
+            return Notice(CALIBRATION_SET_ASIDE, f"the board is too full to check the calibration against it (only "
+                                                 f"{self.judged} spaces are clearly empty); {without}")
         why = ("its empty board does not line up with this photo's" if self.verdict == "not aligned" else
                f"against it, {self.false_change} of the {self.judged} clearly empty spaces look changed")
-        return (f"the calibration was made in other light or from another angle ({why}); {without}. "
-                "Calibrate with photos of the empty board taken where you play to use one.")
+        return Notice(CALIBRATION_SET_ASIDE, f"the calibration was made in other light or from another angle ({why}); "
+                      f"{without}. Calibrate with photos of the empty board taken where you play to use one.")
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ SPACE_CLASSES = ("empty",) + PLAYER_COLORS
 
 # Codes of the warnings a program acts on (`Notice.code`).
 DOUBTFUL_TRACKS = "doubtful_tracks"  # names the tracks the reader is unsure of (`Reading.doubtful`)
+CALIBRATION_SET_ASIDE = "calibration_set_aside"  # the calibration does not fit this photo: read without it
 
 
 @dataclass(frozen=True)
