@@ -6,11 +6,11 @@ variant switch) and a `PhotoCheck` (what the photo reader said about each track,
 asks `scoring` for everything that is a rule. Ticket keys are "A – B" strings in the board data's
 city order. Both convert to and from plain JSON, which is what `app.history` saves.
 
-Doubt in words: the reader (`vision.reading.TrackReading`) gives a confidence, a doubtful flag and
-per-space class probabilities, but no reason. `track_check` derives the reason shown here from
-what it does give: the next likeliest owner from the spaces' evidence and how far behind it is,
-and whether the cars share the track's printed colour (where the reader asks for 99.9 %, so a
-track can be doubtful at 99 %).
+Doubt in words: the reader (`vision.reading.TrackReading`) gives a confidence (the calibrated
+chance its owner is right), a doubtful flag and, for a doubtful track, why in a player's words
+(`vision.decide.doubt_reason`); the page shows that reason with the owner read and how sure.
+A reading without one (made before readers gave reasons) gets one derived from the spaces'
+evidence: the next likeliest owner and how far behind it is.
 """
 from __future__ import annotations
 
@@ -302,7 +302,7 @@ def who(owner: str | None) -> str:
 def track_check(t: TrackReading, board_track: Track) -> TrackCheck:
     """A track's reading as the page keeps it, with the reason it is doubtful."""
     check = TrackCheck(t.track_id, t.owner, float(t.confidence), bool(t.doubtful), evidence(t.space_probs))
-    return replace(check, reason=doubt_reason(check, board_track))
+    return replace(check, reason=doubt_reason(check, board_track, t.reason))
 
 
 def runner_up(t: TrackCheck) -> tuple[str | None, float]:
@@ -312,23 +312,22 @@ def runner_up(t: TrackCheck) -> tuple[str | None, float]:
     return o, p
 
 
-def doubt_reason(t: TrackCheck, track: Track) -> str:
-    """Why a track is marked doubtful, in a player's words; the number shown is the one the
-    mark was decided on."""
+def doubt_reason(t: TrackCheck, track: Track, said: str = "") -> str:
+    """Why a track is marked doubtful, in a player's words: the reader's reason (`said`) with the
+    owner read and how sure; without one, derived from the spaces' evidence."""
     if not t.doubtful:
         return ""
+    if said:
+        return f"{said[0].upper()}{said[1:]} Read as {who(t.owner)} (chance {t.confidence:.0%}): look at it."
     alt, p_alt = runner_up(t)
     own_colour = track.color in OWNER_CLASSES and t.owner in (None, track.color) and alt in (None, track.color)
     if own_colour:
         return (f"{track.color.capitalize()} cars on a {track.color} track are hard to tell from the print: "
-                f"read as {who(t.owner)} ({t.confidence:.0%}), but for such a track the reader asks for "
-                f"{READER.same_colour_doubt_below * 100:.1f} %. "
-                f"Look whether {track.color} cars are there.")
+                f"read as {who(t.owner)} ({t.confidence:.0%}). Look whether {track.color} cars are there.")
     if p_alt >= 0.02:
         return (f"Read as {who(t.owner)} ({t.confidence:.0%}); it could be {who(alt)} "
                 f"({p_alt:.0%} by the photo). Look at it.")
-    return (f"Read as {who(t.owner)}, only {t.confidence:.0%} sure (the reader asks for "
-            f"{READER.doubt_below * 100:.0f} %): the rules "
+    return (f"Read as {who(t.owner)}, only {t.confidence:.0%} sure: the rules "
             "or a close neighbour weighed in. Look at it.")
 
 

@@ -612,8 +612,8 @@ if have_board:
             u2.button(f"Undo all {len(steps)} changes", key="undo_all", on_click=undo_all,
                       icon=":material/restart_alt:", width="stretch")
     if photo is not None:
-        st.caption(f"{n_fixed} corrected. Reasons for doubt are the page's reading of the reader's numbers "
-                   "(its confidence and the next likeliest owner).")
+        st.caption(f"{n_fixed} corrected. A track's chance is how often the reader is right on such "
+                   "evidence; under 95 % it asks you to look.")
 
 # 3. Players, tickets, score track ------------------------------------------------------------
 # Before a photo, the setup waits folded away (the photo sets the players from the cars found).

@@ -2,7 +2,7 @@
 
 In:  per track, a (length, 6) array of per-space log-likelihoods, one column per SPACE_CLASSES entry
      ("empty", then the five player colours).
-Out: 100 `TrackReading`s (owner or None, confidence, doubtful flag).
+Out: 100 `TrackReading`s (owner or None, confidence, doubtful flag and why).
 
 Why per track: a claimed track is covered end to end by ONE player's cars, so the evidence of its
 spaces adds up (sum of log-likelihoods per hypothesis), and one bad space cannot make a track
@@ -17,6 +17,13 @@ Rules used to settle doubtful tracks (the best joint assignment that breaks none
   the physical bound is the one a photo can be held to.
 And one prior from how games go: a player seen only on tracks printed in the player's own colour is
 unlikely (see `unseen_player_penalty`).
+
+Doubt: the rules help choose, but they make no reading surer (they hang on the other tracks'
+readings). A track's confidence is the calibrated chance that its owner is right, from how far the
+photo's own evidence puts it ahead of the next likeliest hypothesis, per space, and what the two
+were (cars on print of their own colour, two car colours, cars or none): `doubt_chance`, fitted on
+rendered photos (benchmarks/fit_doubt.py). Under `DecideConfig.doubt_below` the track is doubtful,
+with a reason in a player's words (`doubt_reason`).
 """
 from __future__ import annotations
 
@@ -28,18 +35,38 @@ from scoring.board import Board, load_board
 from scoring.rules import CARS_IN_BOX, PLAYER_COLORS
 from vision.reading import SPACE_CLASSES, TrackReading
 
-# A track whose decided owner has a posterior below this is reported as doubtful.
-DOUBT_BELOW = 0.9
+# What a track's reading was decided between (its contest): the doubt is calibrated per kind, since
+# the evidence means something else in each. OWN_PRINT: nobody or cars of the track's own printed
+# colour (colour cannot tell them from the print, only the net can); TWO_COLOURS: two players'
+# cars (dark blue, green and black cars come close in dim light); CAR_OR_NOT: nobody or cars of a
+# colour other than the print's.
+OWN_PRINT, TWO_COLOURS, CAR_OR_NOT = 0, 1, 2
+DOUBT_KINDS = ("own print", "two colours", "car or not")
 
 
 @dataclass(frozen=True)
 class DecideConfig:
     temperature: float = 2.0  # divides summed space log-likelihoods (spaces are correlated)
     empty_prior: float = 0.0  # log-prior added to the "empty" hypothesis of every track
-    doubt_below: float = DOUBT_BELOW
-    same_colour_doubt_below: float = 0.999  # the same, between empty and cars of the printed colour
     max_trains: int = CARS_IN_BOX  # scoring.rules.TRAINS_PER_PLAYER holds a reading to the rules
     unseen_player_prior: bool = True  # see unseen_player_penalty
+    # Doubt (see `doubt_chance`). A track's confidence is the chance its reading is right:
+    # P(wrong) = sigmoid(doubt_bias[kind] - doubt_slope[kind] * m), m the evidence margin per space
+    # (`evidence_margins` / length, held to `margin_range`), one bias and slope per DOUBT_KINDS entry.
+    # Fitted by benchmarks/fit_doubt.py on 134 rendered photos with their exact truth, 154 tracks
+    # read wrong among them (`ttr render` seeds 7100 and 7150 usual, 7200 and 7250 hostile, 7400
+    # five players); never on the real photos, which stay the held-out check. Steeper slope: each
+    # unit of margin buys more certainty (two car colours: the colour model and the net both see
+    # them); own print: the net alone decides, so the same margin is worth less.
+    doubt_bias: tuple[float, float, float] = (-0.15, 1.55, -1.14)
+    doubt_slope: tuple[float, float, float] = (2.53, 5.06, 2.13)
+    # Per-space margins past these say nothing more: below, the rules chose against the photo;
+    # above, the photo is plain (and a few such tracks must not steer the fit).
+    margin_range: tuple[float, float] = (-1.0, 4.0)
+    # Doubtful when the confidence is below this, more than 1 chance in 20 that the reading is
+    # wrong: the surest standard that marks at most 5 tracks a played photo of those renders (the
+    # most a player should be asked to check; benchmarks/fit_doubt.py chooses it).
+    doubt_below: float = 0.95
 
 
 def track_scores(space_loglik: np.ndarray, cfg: DecideConfig) -> np.ndarray:
@@ -49,17 +76,10 @@ def track_scores(space_loglik: np.ndarray, cfg: DecideConfig) -> np.ndarray:
     return s
 
 
-def _posterior(scores: np.ndarray, allowed: np.ndarray | None = None) -> np.ndarray:
-    s = np.where(allowed, scores, -np.inf) if allowed is not None else scores
-    m = s.max()
-    p = np.exp(s - m)
-    return p / p.sum()
-
-
-def decide_tracks(space_loglik: list[np.ndarray], space_probs: list[np.ndarray] | None = None,
-                  board: Board | None = None, cfg: DecideConfig = DecideConfig()) -> list[TrackReading]:
-    """Owner of every track (see module doc). `space_probs` (optional) is kept in the readings."""
-    board = board or load_board()
+def decide_choice(space_loglik: list[np.ndarray], board: Board,
+                  cfg: DecideConfig = DecideConfig()) -> tuple[np.ndarray, np.ndarray]:
+    """(scores (100, 6), choice (100,)): every track's tempered scores (with the unseen-player prior
+    when on) and the hypothesis it is given, the rules kept."""
     if len(space_loglik) != len(board.tracks):
         raise ValueError(f"{len(space_loglik)} tracks of evidence, the board has {len(board.tracks)}")
     scores = np.stack([track_scores(ll, cfg) for ll in space_loglik])  # (100, 6)
@@ -73,35 +93,132 @@ def decide_tracks(space_loglik: list[np.ndarray], space_probs: list[np.ndarray] 
             if done:
                 break
         scores = adjusted
+    return scores, choice
 
+
+def decide_tracks(space_loglik: list[np.ndarray], space_probs: list[np.ndarray] | None = None,
+                  board: Board | None = None, cfg: DecideConfig = DecideConfig()) -> list[TrackReading]:
+    """Owner of every track (see module doc), its confidence (the calibrated chance the owner is
+    right, see `doubt_chance`), and for a doubtful track why (`doubt_reason`). `space_probs`
+    (optional) is kept in the readings."""
+    board = board or load_board()
+    scores, choice = decide_choice(space_loglik, board, cfg)
+    margin, runner = evidence_margins(scores, choice, board)
+    other = double_ids(board)
     out = []
     for t in board.tracks:
-        allowed = _allowed_hypotheses(t.id, choice, board, cfg.max_trains)
-        post = _posterior(scores[t.id], allowed)
-        c = int(choice[t.id])
-        conf = float(post[c])
-        probs = space_probs[t.id] if space_probs is not None else np.exp(space_loglik[t.id])
+        c, r = int(choice[t.id]), int(runner[t.id])
+        kind = contest_kind(t.color, c, r)
+        conf = 1.0 - doubt_chance(margin[t.id], t.length, kind, cfg)
         doubtful = conf < cfg.doubt_below
-        if t.color in PLAYER_COLORS and c in (0, player_index(t.color)):
-            # Cars of a track's own printed colour are the hardest to see (same colour as the
-            # print): hold "empty or not" there to a stricter standard before calling it sure.
-            pc = player_index(t.color)
-            doubtful |= post[c] / max(post[0] + post[pc], 1e-12) < cfg.same_colour_doubt_below
+        reason = ""
+        if doubtful:
+            o = other[t.id]
+            beside = int(choice[o]) if o >= 0 else None
+            space_best = np.asarray(space_loglik[t.id]).argmax(axis=1)
+            reason = doubt_reason(t.color, c, r, kind, margin[t.id], int(np.sum(space_best == r)),
+                                  len(space_best), beside)
+        probs = space_probs[t.id] if space_probs is not None else np.exp(space_loglik[t.id])
         out.append(TrackReading(track_id=t.id, a=t.a, b=t.b, color=t.color, length=t.length,
                                 owner=None if c == 0 else SPACE_CLASSES[c], confidence=conf,
-                                space_probs=np.asarray(probs, dtype=float), doubtful=bool(doubtful)))
+                                space_probs=np.asarray(probs, dtype=float), doubtful=bool(doubtful),
+                                reason=reason))
     return out
+
+
+def evidence_margins(scores: np.ndarray, choice: np.ndarray, board: Board) -> tuple[np.ndarray, np.ndarray]:
+    """(margin (100,), runner-up (100,)): how far, in tempered log-odds, the photo puts each track's
+    decided hypothesis ahead of the likeliest other one, and that other one.
+
+    The photo's evidence alone: the car bound hangs on other tracks' readings, which may be wrong
+    themselves (a track wrongly read green fills green's 48 cars and pushes the true green track to
+    black), so it makes no reading surer. A double's two lanes are weighed as a pair
+    (`_lane_score`) with one player per double and both lanes claimed only with 4 players seen in
+    all (who plays is seen on many tracks); the runner-up is the best pair that gives this lane
+    another hypothesis. Negative where the rules chose against the photo."""
+    choice = np.asarray(choice, int)
+    other = double_ids(board)
+    k = len(SPACE_CLASSES)
+    margin, runner = np.zeros(len(choice)), np.zeros(len(choice), int)
+    for t in board.tracks:
+        i, c, o = t.id, int(choice[t.id]), other[t.id]
+        if o < 0:
+            alt = np.where(np.arange(k) != c, scores[i], -np.inf)
+            runner[i] = int(alt.argmax())
+            margin[i] = scores[i, c] - alt[runner[i]]
+            continue
+        rest = _players(np.delete(choice, [i, o]))
+
+        def pair(a: int, b: int) -> float:
+            return _lane_score(scores[i], a, b) + _lane_score(scores[o], b, a)
+
+        best, best_a = -np.inf, 0
+        for a in range(k):
+            for b in range(k):
+                if a == c or (a and b and (a == b or len(rest | {a, b}) < 4)):
+                    continue
+                s = pair(a, b)
+                if s > best:
+                    best, best_a = s, a
+        runner[i] = best_a
+        margin[i] = pair(c, int(choice[o])) - best
+    return margin, runner
+
+
+def contest_kind(printed: str, owner: int, runner_up: int) -> int:
+    """OWN_PRINT, TWO_COLOURS or CAR_OR_NOT (see DOUBT_KINDS) for a track printed `printed` read
+    as hypothesis `owner` against `runner_up` (SPACE_CLASSES indices)."""
+    if printed in PLAYER_COLORS and {owner, runner_up} <= {0, player_index(printed)}:
+        return OWN_PRINT
+    if owner and runner_up:
+        return TWO_COLOURS
+    return CAR_OR_NOT
+
+
+def doubt_chance(margin: float, length: int, kind: int, cfg: DecideConfig = DecideConfig()) -> float:
+    """The chance a track's reading is wrong, from its evidence margin (`evidence_margins`) per
+    space and its contest kind: sigmoid(bias - slope * m), the fitted calibration (DecideConfig).
+    Per space, because a track's spaces share the light and the cars: a misread (green cars taken
+    for black in dim light) runs the whole length of a track, so a long track's larger sum is no
+    surer than a short one's."""
+    lo, hi = cfg.margin_range
+    m = float(np.clip(margin / max(length, 1), lo, hi))
+    z = cfg.doubt_bias[kind] - cfg.doubt_slope[kind] * m
+    return float(1.0 / (1.0 + np.exp(-z)))
+
+
+def doubt_reason(printed: str, owner: int, runner_up: int, kind: int, margin: float, n_runner: int,
+                 n_spaces: int, beside: int | None = None) -> str:
+    """Why a track is doubtful, one short line in a player's words. `owner`, `runner_up`: the
+    hypotheses read and next likeliest (SPACE_CLASSES indices); `n_runner` of its `n_spaces` spaces
+    look most like the runner-up by themselves; `beside`: the owner read on the other lane of its
+    double (0: nobody; None: a single route)."""
+    read, alt = _said(owner), _said(runner_up)
+    if margin < 0:
+        return f"the photo looks more like {alt}; the rules (48 cars a colour, doubles) gave it {read}"
+    if kind == OWN_PRINT:
+        return f"{printed} cars on a {printed} track look like the print: is it {read} or {alt}?"
+    if kind == TWO_COLOURS:
+        return f"two colours close: {read} and {alt} look alike in this photo"
+    if owner == 0 and beside and runner_up == beside:
+        return f"the {alt} of the next lane may sit on this one"
+    if beside is not None:
+        return f"two lanes side by side: {read} or {alt} on this one?"
+    if owner == 0:
+        if n_runner:
+            return f"{n_runner} of {n_spaces} spaces look like {alt}: a car off its space?"
+        return f"it may hold {alt} the photo shows faintly (dim light or glare?)"
+    if n_runner:
+        return f"{n_runner} of {n_spaces} spaces look empty: a car off its space?"
+    return f"the {read} show faintly (dim light or glare?)"
+
+
+def _said(h: int) -> str:
+    return "nobody" if h == 0 else f"{SPACE_CLASSES[h]} cars"
 
 
 def _players(choice: np.ndarray) -> set[int]:
     return set(np.unique(choice).tolist()) - {0}
-
-
-def _allowed_hypotheses(track_id: int, choice: np.ndarray, board: Board,
-                        max_trains: int = CARS_IN_BOX) -> np.ndarray:
-    """Which hypotheses track `track_id` may take given every other track's decision."""
-    used = trains_used(choice, board)
-    return np.array([_ok(track_id, h, choice, board, used, max_trains) for h in range(len(SPACE_CLASSES))])
 
 
 def double_ids(board: Board) -> tuple[int, ...]:

@@ -363,12 +363,14 @@ class Reader:
 
 
 def doubt_warnings(tracks: list[TrackReading]) -> list[Notice]:
-    """The warning that names the doubtful tracks (none when none is)."""
-    doubtful = [t for t in tracks if t.doubtful]
+    """The warning that names the doubtful tracks, least sure first, each with why (none when no
+    track is doubtful)."""
+    doubtful = sorted((t for t in tracks if t.doubtful), key=lambda t: t.confidence)
     if not doubtful:
         return []
-    names = ", ".join(f"{t.a}-{t.b} ({t.color})" for t in doubtful[:6])
-    more = f" and {len(doubtful) - 6} more" if len(doubtful) > 6 else ""
+    names = "; ".join(f"{t.a}-{t.b} ({t.color}): {t.reason}" if t.reason else f"{t.a}-{t.b} ({t.color})"
+                      for t in doubtful[:6])
+    more = f"; and {len(doubtful) - 6} more" if len(doubtful) > 6 else ""
     return [Notice(DOUBTFUL_TRACKS, f"{len(doubtful)} doubtful track(s), please check: {names}{more}")]
 
 

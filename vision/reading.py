@@ -64,11 +64,12 @@ class TrackReading:
     confidence: float  # 0..1, for the owner given
     space_probs: np.ndarray  # (length, len(SPACE_CLASSES)) class probabilities per space
     doubtful: bool = False
+    reason: str = ""  # why it is doubtful, one short line for a player ("" when it is not)
 
     def to_dict(self) -> dict:
         return {"a": self.a, "b": self.b, "color": self.color, "length": self.length,
                 "owner": self.owner, "confidence": round(float(self.confidence), 4),
-                "doubtful": bool(self.doubtful)}
+                "doubtful": bool(self.doubtful), "reason": self.reason}
 
 
 @dataclass

@@ -267,9 +267,9 @@ def test_marker_hints_leave_out_changes_that_break_another_marker():
 def test_doubt_is_said_in_words_that_agree_with_the_mark(example_reading):
     photo = S.photo_check(example_reading)
     psl = photo.tracks[tid("Portland", "Salt Lake City", "blue")]
-    assert psl.doubtful and psl.confidence > 0.9  # the reader's number alone would say "sure"
-    assert psl.reason.startswith("Blue cars on a blue track are hard to tell from the print")
-    assert "99.9 %" in psl.reason
+    assert psl.doubtful  # blue cars on blue print, seen by the net alone
+    assert psl.reason.startswith("Blue cars on a blue track look like the print")
+    assert f"Read as nobody (chance {psl.confidence:.0%})" in psl.reason
     for t in photo.tracks:
         assert bool(t.reason) == t.doubtful
     at = start()

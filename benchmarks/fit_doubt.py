@@ -1,0 +1,269 @@
+"""Fit the reader's doubt on rendered photos, and show what it does on any labelled photos.
+
+    python3 benchmarks/fit_doubt.py --fit DIR... [--check DIR...] [--budget-on DIR...] [--cache CACHE]
+
+The shipped numbers (vision.decide.DecideConfig) came from these renders (`ttr render --out DIR
+--count N --seed S --empty-fraction 0.15`, plus `--backgrounds hostile` or `--players 5`):
+    fit:   7100 x40, 7150 x40 (usual); 7200 x20, 7250 x20 (hostile); 7400 x30 (--players 5, no
+           --empty-fraction)
+    check: 7300 x20 (usual), 7500 x12 (--players 5, no --empty-fraction), ../shared/real/dev
+    python3 benchmarks/fit_doubt.py --fit F7100 F7150 F7200 F7250 F7400 --check F7300 F7500 ../shared/real/dev
+
+Each DIR holds photos and gt/<photo stem>.json truths (`ttr render --out DIR` makes such a folder;
+../shared/real/dev is one). Every photo is read once (CACHE/<folder name>/<stem>.npz keeps its
+per-space evidence and the truth per track, so a second run takes seconds); the decision
+(vision.decide) is then rerun on the evidence, as the reader does.
+
+The fit: per contest kind (vision.decide.DOUBT_KINDS), a logistic regression of "the track is
+read wrong" on its evidence margin per space (vision.decide.evidence_margins / length, held to
+DecideConfig.margin_range): two numbers a kind, DecideConfig.doubt_bias and doubt_slope. Then the
+mark, DecideConfig.doubt_below: the highest standard (in hundredths) that marks at most
+DOUBT_BUDGET tracks a played photo of the fitting set (of `--budget-on`, when given). Fit on
+renders only: the real photos are the check, and a check the model learnt from says nothing.
+
+Printed: the fitted numbers (as DecideConfig fields), then per folder, with the shipped DecideConfig
+(and the fitted numbers, where they differ), a SUMMARY line as benchmarks/eval_doubt.py gives (per track; a
+one-colour double counts per lane), the doubtful tracks per played photo (one with a claimed track
+in its truth) and per empty one, and how many tracks read at >= 0.99 are wrong; per board state
+where the truth names states other than "synthetic" (the real photos: A, B, D, empty); tracks and
+wrong ones per confidence band against the number the confidences expect; and per contest kind.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import defaultdict
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from calibration.template import load_template  # noqa: E402
+from scoring.board import load_board  # noqa: E402
+from scoring.errors import TtrError  # noqa: E402
+from vision.decide import DOUBT_KINDS, DecideConfig, contest_kind, decide_choice, doubt_chance, evidence_margins  # noqa: E402
+from vision.image_io import load_photo, read_header  # noqa: E402
+from vision.locate import locate_board  # noqa: E402
+from vision.quality import photo_warnings  # noqa: E402
+from vision.read import Reader, decode_reduction  # noqa: E402
+from vision.reading import SPACE_CLASSES  # noqa: E402
+from vision.rectify import camera_position, flatten  # noqa: E402
+
+PHOTO_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp", ".heic")
+# The most doubtful tracks a played photo may ask a player to check (issue 13: "at most 5").
+DOUBT_BUDGET = 5.0
+
+
+def truth_per_track(truth: dict, reader: Reader, owners_read: list) -> np.ndarray:
+    """(100,) truth owner per track id as a SPACE_CLASSES index; within a group of tracks with the
+    same cities and colour, a lane whose read owner is among the truth's owners keeps it."""
+    want = defaultdict(list)
+    for t in truth["tracks"]:
+        want[(frozenset((t["a"], t["b"])), t["color"])].append(SPACE_CLASSES.index(t["owner"] or "empty"))
+    out = np.full(len(reader.board.tracks), -1)
+    groups = defaultdict(list)
+    for t in reader.board.tracks:
+        groups[(frozenset((t.a, t.b)), t.color)].append(t.id)
+    for key, ids in groups.items():
+        left = list(want[key])
+        rest = []
+        for i in ids:
+            if owners_read[i] in left:
+                left.remove(owners_read[i])
+                out[i] = owners_read[i]
+            else:
+                rest.append(i)
+        for i, o in zip(rest, left):
+            out[i] = o
+    return out
+
+
+def read_one(reader: Reader, path: Path) -> dict:
+    w, h = read_header(str(path)).size_wh
+    img = load_photo(str(path), reduce=decode_reduction(w, h))
+    loc = locate_board(img)
+    warnings = list(loc.warnings)
+    warnings.extend(x for x in photo_warnings(img, loc) if x not in warnings)
+    flat = flatten(img, loc.corners_xy, px_per_mm=reader.config.px_per_mm)
+    camera = camera_position(loc.corners_xy, img.shape[1::-1])
+    ev = reader.evidence(flat, camera)
+    tracks = reader.decide(ev)
+    return {"loglik": ev.loglik, "probs": ev.probs, "lab": ev.lab, "lab_spread": ev.lab_spread,
+            "warnings": np.array(json.dumps(warnings)),
+            "owners_read": np.array([SPACE_CLASSES.index(t.owner or "empty") for t in tracks])}
+
+
+def collect(folder: Path, cache: Path, reader: Reader | None = None) -> list[Path]:
+    cache.mkdir(parents=True, exist_ok=True)
+    out = []
+    photos = sorted(p for p in folder.iterdir() if p.suffix.lower() in PHOTO_SUFFIXES)
+    for photo in photos:
+        gt = folder / "gt" / f"{photo.stem}.json"
+        target = cache / f"{photo.stem}.npz"
+        if not gt.exists():
+            continue
+        failed = cache / f"{photo.stem}.failed"
+        if failed.exists():
+            continue
+        if not target.exists():
+            reader = reader or Reader()
+            try:
+                d = read_one(reader, photo)
+            except TtrError as e:
+                print(f"{photo.name}: FAILED {e}", file=sys.stderr)
+                failed.write_text(str(e), encoding="utf-8")
+                continue
+            truth = json.loads(gt.read_text(encoding="utf-8"))
+            d["truth"] = truth_per_track(truth, reader, list(d["owners_read"]))
+            d["state"] = np.array(str(truth.get("board_state", "")))
+            np.savez_compressed(target, **d)
+            print(f"{photo.name}: cached", file=sys.stderr)
+        out.append(target)
+    return out
+
+# -- the fit -----------------------------------------------------------------------------------
+def track_rows(cached: list[Path], cfg: DecideConfig = DecideConfig()) -> dict[str, np.ndarray]:
+    """Per track of every cached photo: photo, state, played, margin, length, kind, wrong."""
+    board = load_board()
+    track_ids = load_template().all_spaces().track_ids
+    cols = defaultdict(list)
+    for path in cached:
+        d = np.load(path)
+        per_track = [d["loglik"][track_ids == t.id] for t in board.tracks]
+        scores, choice = decide_choice(per_track, board, cfg)
+        if not np.array_equal(choice, d["owners_read"]):
+            print(f"{path.stem}: the decision differs from when it was cached", file=sys.stderr)
+        margin, runner = evidence_margins(scores, choice, board)
+        truth = d["truth"]
+        for t in board.tracks:
+            cols["photo"].append(path.stem)
+            cols["state"].append(str(d["state"]))
+            cols["played"].append(bool(np.any(truth > 0)))
+            cols["margin"].append(margin[t.id])
+            cols["length"].append(t.length)
+            cols["kind"].append(contest_kind(t.color, int(choice[t.id]), int(runner[t.id])))
+            cols["wrong"].append(bool(choice[t.id] != truth[t.id]))
+            cols["owner"].append(int(choice[t.id]))
+            cols["runner"].append(int(runner[t.id]))
+    return {k: np.array(v) for k, v in cols.items()}
+
+
+def per_space(rows: dict, cfg: DecideConfig) -> np.ndarray:
+    lo, hi = cfg.margin_range
+    return np.clip(rows["margin"] / np.maximum(rows["length"], 1), lo, hi)
+
+
+def logistic(x: np.ndarray, y: np.ndarray, ridge: float = 1e-2) -> tuple[float, float]:
+    """(bias, slope) of P(y) = sigmoid(bias - slope * x), by Newton's method (a little ridge keeps a
+    kind with no errors finite)."""
+    X = np.stack([np.ones_like(x), -x], axis=1)
+    w = np.zeros(2)
+    for _ in range(100):
+        p = 1.0 / (1.0 + np.exp(-X @ w))
+        g = X.T @ (p - y) + ridge * w
+        h = X.T @ (X * (p * (1 - p))[:, None]) + ridge * np.eye(2)
+        step = np.linalg.solve(h, g)
+        w -= step
+        if np.abs(step).max() < 1e-9:
+            break
+    return float(w[0]), float(w[1])
+
+
+def fit(rows: dict, cfg: DecideConfig = DecideConfig(), budget_rows: dict | None = None) -> DecideConfig:
+    """DecideConfig with the doubt fitted on `rows` (see the module doc); the mark's standard held
+    to the budget on `budget_rows` (default: `rows`)."""
+    m = per_space(rows, cfg)
+    bias, slope = [], []
+    for k in range(len(DOUBT_KINDS)):
+        sel = rows["kind"] == k
+        b, s = logistic(m[sel], rows["wrong"][sel].astype(float))
+        bias.append(round(b, 2))
+        slope.append(round(s, 2))
+    cfg = replace(cfg, doubt_bias=tuple(bias), doubt_slope=tuple(slope))
+    # The mark: the surest standard (highest doubt_below, in hundredths) that asks a player to
+    # check at most DOUBT_BUDGET tracks a played photo of the budget set.
+    b_rows = rows if budget_rows is None else budget_rows
+    conf = 1.0 - p_wrong_of(b_rows, cfg)
+    n_played = max(len(set(b_rows["photo"][b_rows["played"]])), 1)
+    below = 0.5
+    for b in np.arange(0.50, 0.995, 0.01):
+        if np.sum((conf < b) & b_rows["played"]) / n_played <= DOUBT_BUDGET:
+            below = round(float(b), 2)
+    return replace(cfg, doubt_below=below)
+
+
+def p_wrong_of(rows: dict, cfg: DecideConfig) -> np.ndarray:
+    return np.array([doubt_chance(m, n, k, cfg) for m, n, k in zip(rows["margin"], rows["length"], rows["kind"])])
+
+
+def report(name: str, rows: dict, cfg: DecideConfig) -> None:
+    p_wrong = p_wrong_of(rows, cfg)
+    doubtful = 1.0 - p_wrong < cfg.doubt_below
+    groups = [("all", np.ones(len(doubtful), bool))]
+    states = sorted(set(rows["state"]) - {"synthetic"})
+    groups += [(f"state {s}", rows["state"] == s) for s in states]
+    for label, sel in groups:
+        photos = set(rows["photo"][sel])
+        played = set(rows["photo"][sel & rows["played"]])
+        wrong, flag = rows["wrong"] & sel, doubtful & sel
+        sure = sel & (p_wrong <= 0.01)
+        print(f"  {name} {label}: SUMMARY photos={len(photos)} wrong={wrong.sum()} "
+              f"wrong_marked_doubtful={(wrong & flag).sum()} doubtful={flag.sum()} "
+              f"doubtful_per_photo={flag.sum() / max(len(photos), 1):.1f} "
+              f"per_played_photo={(flag & rows['played']).sum() / max(len(played), 1):.1f} "
+              f"per_empty_photo={(flag & ~rows['played']).sum() / max(len(photos - played), 1):.1f} "
+              f"sure(>=0.99)={sure.sum()} sure_wrong={(sure & wrong).sum()}")
+    conf = 1.0 - p_wrong
+    edges = (0.0, 0.5, 0.9, cfg.doubt_below, 0.99, 1.0001)
+    bins = []
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        sel = (conf >= lo) & (conf < hi)
+        bins.append(f"[{lo:.2f},{min(hi, 1):.2f}{']' if hi > 1 else ')'} {sel.sum()} tracks "
+                    f"{rows['wrong'][sel].sum()} wrong (expected {p_wrong[sel].sum():.1f})")
+    print("    confidence: " + "; ".join(bins))
+    for k, kind in enumerate(DOUBT_KINDS):
+        sel = rows["kind"] == k
+        print(f"    {kind:12s} tracks={sel.sum():5d} wrong={(rows['wrong'] & sel).sum():3d} "
+              f"doubtful={(doubtful & sel).sum():4d} wrong_doubtful={(rows['wrong'] & sel & doubtful).sum():3d}")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--fit", nargs="+", required=True, metavar="DIR", help="rendered photos to fit on")
+    ap.add_argument("--check", nargs="*", default=[], metavar="DIR", help="photos to check the fit on")
+    ap.add_argument("--budget-on", nargs="*", metavar="DIR",
+                    help="the fit folders whose played photos hold the doubt budget (default: all of --fit)")
+    ap.add_argument("--cache", default="/tmp/ttr_doubt_cache", help="where the evidence is kept")
+    args = ap.parse_args(argv)
+    reader = Reader()
+    cache = Path(args.cache)
+    cached = {d: collect(Path(d), cache / Path(d).resolve().name, reader) for d in dict.fromkeys(args.fit + args.check + (args.budget_on or []))}
+    shipped = DecideConfig()
+    fit_rows = track_rows([p for d in args.fit for p in cached[d]], shipped)
+    budget_rows = None
+    if args.budget_on:
+        budget_rows = track_rows([p for d in args.budget_on for p in cached[d]], shipped)
+    fitted = fit(fit_rows, shipped, budget_rows)
+    print(f"fitted on {len(set(fit_rows['photo']))} photos, {len(fit_rows['wrong'])} tracks, "
+          f"{fit_rows['wrong'].sum()} wrong: doubt_bias={fitted.doubt_bias} doubt_slope={fitted.doubt_slope} "
+          f"doubt_below={fitted.doubt_below} "
+          f"(kinds {DOUBT_KINDS})")
+    print(f"shipped: doubt_bias={shipped.doubt_bias} doubt_slope={shipped.doubt_slope} "
+          f"doubt_below={shipped.doubt_below} margin_range={shipped.margin_range}")
+    same = fitted == shipped
+    if not same:
+        print("the fit differs from the shipped DecideConfig: each folder is shown with both")
+    for d in args.fit + args.check:
+        rows = track_rows(cached[d], shipped)
+        role = "fit" if d in args.fit else "check"
+        for label, cfg in (("shipped", shipped),) if same else (("fitted", fitted), ("shipped", shipped)):
+            print(f"{role} {d} ({label}):")
+            report(Path(d).name, rows, cfg)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
