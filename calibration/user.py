@@ -99,7 +99,6 @@ class Calibration:
         failure: each board image gets a new name, the JSON is replaced in one rename, and only then
         are the previous calibration's images removed."""
 
-
         out = writable_dir(out_dir, "calibration folder", CalibrationError)
         token = uuid.uuid4().hex[:8]
         names = [BOARD_FILE.format(f"{i}_{token}") for i in range(len(self.views))]
@@ -147,7 +146,6 @@ def load_calibration(path: str | Path) -> Calibration:
     Every part is checked and a bad one refused with one line naming it (`CalibrationError`): only
     regular files of capped size, JSON nested at most a few levels, 1..MAX_VIEWS views, each with
     309x3 finite Lab arrays and a board image of exactly the flattened board's size."""
-
 
     p = Path(path)
     try:

@@ -89,7 +89,6 @@ def _augment(x, gen):
 def _to_tensor(patches_bgr: np.ndarray):
     import torch
 
-
     return torch.from_numpy(model_input(patches_bgr))
 
 

@@ -287,7 +287,6 @@ def finetune(init_onnx: Path, x_real: np.ndarray, y_real: np.ndarray, render_dir
     net's answer mixed with the label) and export it to `out_onnx`. Returns what was done."""
     import torch
 
-
     t0 = time.time()
     torch.manual_seed(seed)
     dev = torch.device("cpu" if device == "cpu" else f"cuda:{device}" if device.isdigit() else device)

@@ -89,7 +89,6 @@ def render_patches(out_dir: Path, count: int, seed: int, imgsz: int, side_mm: fl
     Returns counts per split and class.
     """
 
-
     board = load_board()
     template = load_template()
     quads_mm, tids, idx = template.all_spaces()

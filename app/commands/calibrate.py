@@ -21,8 +21,6 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-
-
     writable_dir(args.out, "calibration folder (--out)", CalibrationError)  # before minutes of work
     # On stderr, and only on a terminal: stdout stays the plain summary scripts read.
     with tqdm(total=2 * len(args.photos), desc="calibrating", unit="step", file=sys.stderr, disable=None) as bar:

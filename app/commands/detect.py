@@ -105,7 +105,6 @@ def overlay_name(photo: str) -> str:
 def _write_overlay(overlay_dir: Path, photo: str, reading) -> Path:
     """The flattened board with the reading and a legend drawn, written atomically."""
 
-
     ok, jpg = cv2.imencode(".jpg", draw_legend(draw_reading(reading.flattened, reading), reading),
                            [cv2.IMWRITE_JPEG_QUALITY, 90])
     if not ok:

@@ -66,7 +66,6 @@ def run(args) -> int:
     if args.flat and args.backgrounds != "usual":
         raise TtrError("--flat draws the board alone, without a table: --backgrounds does not apply")
 
-
     out: Path = args.out
     try:
         (out / "gt").mkdir(parents=True, exist_ok=True)
