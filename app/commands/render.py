@@ -18,6 +18,7 @@ from tqdm import tqdm
 from app.commands import size_type
 from scoring.board import load_board
 from scoring.errors import TtrError
+from vision.synth import trains
 from vision.synth.positions import random_position
 from vision.synth.render import game_dict, render_flat_board, render_photo, truth_dict
 
@@ -31,6 +32,7 @@ HOSTILE_SIZES = ((1008, 756), (1280, 960), (1600, 1200), (2016, 1512), (1512, 20
 HOSTILE_SIZE_WEIGHTS = (3, 2, 3, 2, 1, 1, 1, 0.5)
 # Kept here (not imported) so `ttr --help` stays light; test_render_hostile checks it matches.
 BACKGROUNDS = ("usual", "hostile", "checked", "stone", "redwood", "table_edge", "tiles")
+HANDS = ("careful", "sloppy")  # vision.synth.trains.HANDS (kept here for the same reason)
 
 
 def _fraction(text: str) -> float:
@@ -56,6 +58,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="what the board lies on: usual (wood, cloth, floors; the default), hostile "
                              "(checked cloths, dark stone, red-brown wood, a table edge with floor and chair, "
                              "tiles; boxes, card fans and hands over the board's edge) or one hostile kind")
+    parser.add_argument("--hands", choices=HANDS, default="careful",
+                        help="how the cars are laid: careful (within ~1.5 mm of their spaces' middles; the "
+                             "default) or sloppy (up to 3.5 mm off, as on real tables)")
 
 
 def run(args) -> int:
@@ -85,7 +90,7 @@ def run(args) -> int:
         photo = f"{stem}.jpg"
         if args.flat:
             ppm = 2.0
-            img = render_flat_board(rng, claims, ppm)
+            img = render_flat_board(rng, claims, ppm, hands=trains.HANDS[args.hands])
             h, w = img.shape[:2]
             corners = np.array([[0, 0], [w, 0], [w, h], [0, h]], float)
             ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, args.quality or 92])
@@ -94,12 +99,15 @@ def run(args) -> int:
             game = game_dict(board, claims)
         else:
             size = args.size or sizes[int(rng.choice(len(sizes), p=weights))]
-            r = render_photo(rng, claims, size, quality=args.quality, backgrounds=args.backgrounds)
+            r = render_photo(rng, claims, size, quality=args.quality, backgrounds=args.backgrounds,
+                             hands=trains.HANDS[args.hands])
             data, truth, game = r.jpeg, r.truth, r.game
             truth["photo"] = photo
             if not usual:  # (usual truth files stay as they were)
                 truth["background"] = {"kind": r.scene.kind, "clutter": list(r.scene.clutter)}
         truth["seed"] = [args.seed, i]
+        if args.hands != "careful":  # (careful truth files stay as they were)
+            truth["hands"] = args.hands
         (out / photo).write_bytes(data)
         (out / "gt" / f"{stem}.json").write_text(json.dumps(truth, indent=1) + "\n", encoding="utf-8")
         (out / "games" / f"{stem}.json").write_text(json.dumps(game, indent=1) + "\n", encoding="utf-8")

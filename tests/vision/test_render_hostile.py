@@ -12,6 +12,7 @@ import pytest
 from app.cli import main as ttr
 from scoring.board import load_board
 from vision.synth import camera as cam
+from vision.synth import trains
 from app.commands import render as synth_cli
 from vision.synth.board_art import BOARD_MM
 from vision.synth.positions import random_position
@@ -65,6 +66,7 @@ def test_hostile_draws_only_hostile_kinds_and_all_of_them():
 
 def test_cli_choices_are_the_renderers():
     assert synth_cli.BACKGROUNDS == cam.BACKGROUNDS
+    assert synth_cli.HANDS == tuple(trains.HANDS)
 
 
 @pytest.mark.parametrize("seed", [3, 4])

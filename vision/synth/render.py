@@ -18,7 +18,7 @@ from scoring.rules import TICKET_VALUES
 from vision.synth import board_art
 from vision.synth.board_art import BOARD_MM, N_LOOKS, BoardModel
 from vision.synth.camera import Camera, Scene, jpeg, photograph_scene, random_camera
-from vision.synth.trains import Plastic, draw_cars, draw_markers, place_cars, place_markers
+from vision.synth.trains import CAREFUL, Hands, Plastic, draw_cars, draw_markers, place_cars, place_markers
 
 # Flat-board scales kept in the art cache; a photo draws at the smallest one as sharp as it needs.
 PX_PER_MM_STEPS = (1.0, 1.5, 2.0, 3.0, 4.0)
@@ -62,7 +62,7 @@ def _light(rng: np.random.Generator) -> np.ndarray:
 
 def render_flat_board(rng: np.random.Generator, claims: dict[str, list[int]], px_per_mm: float = 2.0,
                       model: BoardModel | None = None, camera_mm: np.ndarray | None = None,
-                      plastic: Plastic | None = None) -> np.ndarray:
+                      plastic: Plastic | None = None, hands: Hands = CAREFUL) -> np.ndarray:
     """The board seen straight on, with cars: BGR uint8, round(795 * px_per_mm) x round(525 * px_per_mm),
     pixel (i, j) at (j / px_per_mm, i / px_per_mm) mm. `camera_mm` (x, y, height) sets the cars'
     parallax; by default where a phone photographing the board would stand."""
@@ -71,7 +71,7 @@ def render_flat_board(rng: np.random.Generator, claims: dict[str, list[int]], px
     if camera_mm is None:  # where a phone would stand (cars then look as in a flattened photo)
         camera_mm = random_camera(rng, (1600, 1200)).position_mm
     light = _light(rng)
-    cars = place_cars(rng, model, claims, plastic)
+    cars = place_cars(rng, model, claims, plastic, hands)
     img = draw_cars(img, px_per_mm, cars, camera_mm, light, rng, shadow_strength=float(rng.uniform(0.3, 0.6)))
     if claims and rng.random() < 0.8:  # score markers left on the score track
         lengths = [len(s) for s in model.spaces]
@@ -102,10 +102,12 @@ def game_dict(board: Board, claims: dict[str, list[int]]) -> dict:
 
 def render_photo(rng: np.random.Generator, claims: dict[str, list[int]], size_wh=(1600, 1200),
                  model: BoardModel | None = None, camera: Camera | None = None,
-                 quality: int | None = None, backgrounds: str = "usual", plastic: Plastic | None = None) -> RenderedPhoto:
+                 quality: int | None = None, backgrounds: str = "usual", plastic: Plastic | None = None,
+                 hands: Hands = CAREFUL) -> RenderedPhoto:
     """A phone photo of the played board `claims` (`{player: [track id, ...]}`), with truth.
     `backgrounds`: "usual", "hostile" or one hostile kind (see `camera.BACKGROUNDS`); `plastic`
-    changes each game's plastic colours (see `trains.player_colors`)."""
+    changes each game's plastic colours (see `trains.player_colors`); `hands`, how carefully the cars
+    are laid (`trains.SLOPPY`: a few millimetres off their spaces)."""
     model = model or default_model()
     board = load_board()
     w, h = int(size_wh[0]), int(size_wh[1])
@@ -115,7 +117,7 @@ def render_photo(rng: np.random.Generator, claims: dict[str, list[int]], size_wh
     need = max(np.linalg.norm(q[1] - q[0]), np.linalg.norm(q[2] - q[3])) / BOARD_MM[0]
     need = max(need, max(np.linalg.norm(q[3] - q[0]), np.linalg.norm(q[2] - q[1])) / BOARD_MM[1])
     ppm = next((s for s in PX_PER_MM_STEPS if s >= need * 0.9), PX_PER_MM_STEPS[-1])
-    flat = render_flat_board(rng, claims, ppm, model, camera_mm=camera.position_mm, plastic=plastic)
+    flat = render_flat_board(rng, claims, ppm, model, camera_mm=camera.position_mm, plastic=plastic, hands=hands)
     img, scene = photograph_scene(rng, flat, ppm, camera, backgrounds)
     data = jpeg(rng, img, quality)
     decoded = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)

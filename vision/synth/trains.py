@@ -42,6 +42,25 @@ class Car:
 Plastic = Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]]  # a game's plastic colours -> changed ones
 
 
+@dataclass(frozen=True)
+class Hands:
+    """How carefully players lay their cars: each car's offset from its space's middle, along it and
+    across it (normal, standard deviation, clipped to the largest), and a whole track's offset."""
+
+    along_sd_mm: float = 0.8
+    along_max_mm: float = 2.5
+    across_sd_mm: float = 0.5
+    across_max_mm: float = 1.5
+    track_sd_mm: float = 0.5
+
+
+CAREFUL = Hands()  # the renderer's default
+# Cars laid a few millimetres off their spaces, as on real tables (a car's middle up to 3.5 mm off
+# a 7.5 mm wide space, so half of the car may stand beside it).
+SLOPPY = Hands(along_sd_mm=1.2, along_max_mm=3.5, across_sd_mm=1.6, across_max_mm=3.5, track_sd_mm=1.0)
+HANDS = {"careful": CAREFUL, "sloppy": SLOPPY}
+
+
 def player_colors(rng: np.random.Generator, players, plastic: Plastic | None = None) -> dict[str, np.ndarray]:
     """This game's plastic for each player: the box colour with lot-to-lot and lighting drift
     (`plastic`, if given, then changes it: the training recipe's wider plastic)."""
@@ -57,13 +76,13 @@ def player_colors(rng: np.random.Generator, players, plastic: Plastic | None = N
 
 
 def place_cars(rng: np.random.Generator, model: BoardModel, claims: dict[str, list[int]],
-               plastic: Plastic | None = None) -> list[Car]:
+               plastic: Plastic | None = None, hands: Hands = CAREFUL) -> list[Car]:
     """One car per space of every claimed track, placed the way hands place them."""
     colors = player_colors(rng, sorted(claims), plastic)
     cars = []
     for player, ids in claims.items():
         for tid in ids:
-            shift = rng.normal(0, 0.5, 2)  # a whole track laid a little off
+            shift = rng.normal(0, hands.track_sd_mm, 2)  # a whole track laid a little off
             for quad in model.spaces[tid]:
                 c, u, length, width = _space_frame(quad)
                 v = np.array([-u[1], u[0]])
@@ -72,7 +91,8 @@ def place_cars(rng: np.random.Generator, model: BoardModel, claims: dict[str, li
                     off = rng.normal(0, 1.5, 2)
                 else:
                     angle = np.radians(rng.normal(0, 2.0))
-                    off = np.array([np.clip(rng.normal(0, 0.8), -2.5, 2.5), np.clip(rng.normal(0, 0.5), -1.5, 1.5)])
+                    off = np.array([np.clip(rng.normal(0, hands.along_sd_mm), -hands.along_max_mm, hands.along_max_mm),
+                                    np.clip(rng.normal(0, hands.across_sd_mm), -hands.across_max_mm, hands.across_max_mm)])
                 ca, sa = np.cos(angle), np.sin(angle)
                 axis = ca * u + sa * v
                 center = c + shift + off[0] * u + off[1] * v
