@@ -198,6 +198,8 @@ class ColourModel:
         cfg = self.cfg
         lab = np.asarray(lab, dtype=float)
         lab_c = lab if lab_car is None else np.asarray(lab_car, dtype=float)
+        # (N, K, 3): a car's colour measured at K places across its space (it may lie anywhere on it).
+        lab_k = lab_c[:, None, :] if lab_c.ndim == 2 else lab_c
         t_min = np.full(len(lab), cfg.min_cover)
         if car_isolated is not None:
             t_min[np.asarray(car_isolated, bool)] = 1.0
@@ -226,11 +228,16 @@ class ColourModel:
             ll[:, 0] = _gauss_ll(lab, empty + a[:, None] * g, sig_e) - cfg.glare_penalty * a
             # A car covering a share t of its space shows (as a mean colour) between the print and
             # the car: the nearest point of that segment, t >= min_cover, explains the space.
-            v = car[None, :, :] - empty[:, None, :]  # (n, 5, 3)
-            t = ((lab_c[:, None, :] - empty[:, None, :]) * v).sum(-1) / np.maximum((v * v).sum(-1), 1e-6)
-            t = np.clip(t, t_min[:, None], 1.0)
-            point = empty[:, None, :] + t[..., None] * v
-            ll[:, 1:] = _gauss_ll(lab_c[:, None, :], point, sig_c[None, None, :]) - cfg.cover_penalty * (1 - t)
+            # Where the car is measured at several places across its space, the best explains it.
+            v = car[None, None, :, :] - empty[:, None, None, :]  # (n, 1, 5, 3)
+            t = ((lab_k[:, :, None, :] - empty[:, None, None, :]) * v).sum(-1) / np.maximum((v * v).sum(-1), 1e-6)
+            t = np.clip(t, t_min[:, None, None], 1.0)  # (n, K, 5)
+            point = empty[:, None, None, :] + t[..., None] * v
+            ll_k = _gauss_ll(lab_k[:, :, None, :], point, sig_c) - cfg.cover_penalty * (1 - t)
+            best = ll_k.argmax(axis=1)  # (n, 5)
+            ll[:, 1:] = np.take_along_axis(ll_k, best[:, None, :], axis=1)[:, 0]
+            t = np.take_along_axis(t, best[:, None, :], axis=1)[:, 0]
+            lab_best = np.take_along_axis(lab_k, best[..., None], axis=1)  # (n, 5, 3)
             ll = np.maximum(ll, ll.max(axis=1, keepdims=True) + cfg.floor)
             # Track-level responsibilities: a track is one hypothesis for all its spaces.
             tsum = np.zeros((len(uniq), len(SPACE_CLASSES)))
@@ -250,7 +257,7 @@ class ColourModel:
                     shift_e[k] = d.sum(axis=0) / (w[m].sum() + cfg.prior_weight)
             for c in range(len(PLAYER_COLORS)):
                 wc = resp[:, 1 + c] * (t[:, c] > 0.8)  # well-covered spaces show the car's colour
-                car[c] = (car0[c] * cfg.prior_weight + (lab_c * wc[:, None]).sum(axis=0)) / (cfg.prior_weight + wc.sum())
+                car[c] = (car0[c] * cfg.prior_weight + (lab_best[:, c] * wc[:, None]).sum(axis=0)) / (cfg.prior_weight + wc.sum())
         return ll
 
 

@@ -27,6 +27,7 @@ from vision.quality import photo_warnings
 from vision.reading import CALIBRATION_SET_ASIDE, DOUBTFUL_TRACKS, PLAYER_COLORS, BoardLocation, Notice, Reading, TrackReading
 from vision.rectify import camera_position, flatten, parallax_mm
 from vision.spaces import (
+    INNER,
     CropGeometry,
     LitBoard,
     SpacePatches,
@@ -37,6 +38,7 @@ from vision.spaces import (
     inner_mean_lab,
     light_board,
     paint_spaces,
+    space_normals_px,
 )
 
 PX_PER_MM = FLAT_PX_PER_MM  # (the scale boards are flattened at; its home is the template)
@@ -80,6 +82,7 @@ class ReaderConfig:
     # leans up to ~2.5 mm off the space at the board's edges (see rectify.camera_position).
     colour_seen_height_mm: float = 4.0
     lane_alone: bool = True  # judge a lane beside a claimed lane of its double with that lane shown bare
+    car_across_steps: int = 2  # a car's colour is measured at 2 k + 1 places across its space (0: its middle)
     decide: DecideConfig = field(default_factory=DecideConfig)
     calibration: CalibrationConfig = field(default_factory=CalibrationConfig)
 
@@ -278,15 +281,24 @@ class Reader:
         """(N, 6) the colour evidence. The mean colour mixes linearly when a car covers part of its
         space (see ColourModel); print is measured on the space, a car where it is seen (parallax)."""
         shift = car_offsets_px(self.quads_mm, camera_mm, self.config.colour_seen_height_mm, lit.px_per_mm)
-        colour_car, isolated = spaces.lab_mean, None
-        if np.any(shift):
-            colour_car = inner_mean_lab(lit.board, lit.quads_px + shift)
+        # A car lies anywhere across its space (hands place it a few millimetres off its middle, and
+        # the side turned away from the light is dark): its colour is measured at places across the
+        # space, from its middle to where the measured strip meets the space's edge.
+        across = space_normals_px(lit.quads_px)
+        reach = 0.5 - INNER[1] / 2
+        steps = self.config.car_across_steps
+        colour_car = np.stack([inner_mean_lab(lit.board, lit.quads_px + shift + across * (reach * k / steps))
+                               for k in range(-steps, steps + 1)], axis=1) if steps else (
+            inner_mean_lab(lit.board, lit.quads_px + shift) if np.any(shift) else spaces.lab_mean)
+        isolated = None
         if change is not None:
             # With the empty view, what changed is the car: its own colour when it covers part of
             # the space (a fully covered space is read whole: its changed pixels include shadow).
             # The print is still judged on the whole space.
             isolated = (change.changed_share >= 0.3) & (change.changed_share < 0.8)
-            colour_car = np.where(isolated[:, None], change.changed_lab, colour_car)
+            changed = change.changed_lab if colour_car.ndim == 2 else change.changed_lab[:, None, :]
+            colour_car = np.where(isolated[:, None, None] if colour_car.ndim == 3 else isolated[:, None],
+                                  changed, colour_car)
         return self.colour.loglik(spaces.lab_mean, self.printed, self.track_ids, ref, colour_car, isolated)
 
     def _classifier_loglik(self, cprobs: np.ndarray) -> np.ndarray:

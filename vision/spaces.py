@@ -225,6 +225,13 @@ def inner_lab(patches: np.ndarray, length_px: np.ndarray, width_px: np.ndarray,
     return q50.astype(np.float32), (q75 - q25).astype(np.float32), lab.mean(axis=1).astype(np.float32)
 
 
+def space_normals_px(quads_px: np.ndarray) -> np.ndarray:
+    """(N, 1, 2) each quad's width vector: across the space, as long as the space is wide (add a
+    fraction of it to the quads to move them across their spaces)."""
+    _, axis, _, width = space_frames(quads_px)
+    return (np.stack([-axis[:, 1], axis[:, 0]], axis=1) * width[:, None])[:, None, :]
+
+
 def space_grid(quads_px: np.ndarray, part: tuple[float, float], grid: tuple[int, int]) -> np.ndarray:
     """(N, grid[0], grid[1], 2) points evenly over each quad's central part (`part`: fractions of
     its length and width), along the space first, then across it."""

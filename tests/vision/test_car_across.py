@@ -1,0 +1,72 @@
+"""A car lies anywhere across its space: the colour evidence measures it at places across the space
+(vision.read.Reader._colour_loglik, ReaderConfig.car_across_steps), and the renderer can lay cars
+the way careless hands do (vision.synth.trains.Hands)."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from scoring.board import load_board
+from vision.classify import CAR_LAB, PRINTED_LAB, ColourModel
+from vision.read import Reader, ReaderConfig
+from vision.reading import SPACE_CLASSES
+from vision.synth.board_art import _space_frame
+from vision.synth.positions import random_position
+from vision.synth.render import default_model, render_photo
+from vision.synth.trains import CAREFUL, SLOPPY, place_cars
+
+
+def _across_offsets(hands, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    model = default_model()
+    claims = random_position(rng, load_board(), 4)
+    cars = place_cars(rng, model, claims, hands=hands)
+    out = []
+    k = {}
+    for car in cars:
+        i = k.get(car.track_id, 0)
+        k[car.track_id] = i + 1
+        c, u, _, _ = _space_frame(model.spaces[car.track_id][i])
+        out.append(abs(float(np.dot(car.center_mm - c, [-u[1], u[0]]))))
+    return np.array(out)
+
+
+def test_sloppy_hands_lay_cars_off_their_spaces():
+    careful, sloppy = _across_offsets(CAREFUL, 5), _across_offsets(SLOPPY, 5)
+    assert np.mean(careful > 2.0) < 0.05
+    assert np.mean(sloppy > 2.0) > 0.2
+    assert sloppy.max() < 3.5 + 5 * SLOPPY.track_sd_mm + 6  # (a knocked car may lie further)
+
+
+def test_a_car_beside_the_middle_of_its_space_is_found_where_it_shows():
+    # A gray space whose middle shows a green car's dark, shadowed side and whose side shows the car.
+    shadowed = np.array([42.0, 128.0, 130.0])
+    lit = np.array(CAR_LAB["green"])
+    gray = np.array(PRINTED_LAB["gray"])
+    lab = np.stack([shadowed, gray])  # two spaces of one track: the second empty
+    model = ColourModel()
+    middle_only = model.loglik(lab, ["gray", "gray"], np.array([0, 1]))
+    across = np.stack([np.stack([gray, shadowed, lit]), np.stack([gray, gray, gray])])
+    searched = model.loglik(lab, ["gray", "gray"], np.array([0, 1]), lab_car=across)
+    green, black = SPACE_CLASSES.index("green"), SPACE_CLASSES.index("black")
+    assert middle_only[0].argmax() == black
+    assert searched[0].argmax() == green
+    assert searched[1].argmax() == 0  # an empty space stays empty
+
+
+def test_the_reader_reads_sloppy_cars_at_least_as_well_when_it_looks_across():
+    board = load_board()
+    photos = []
+    for seed in (71, 72):
+        rng = np.random.default_rng(seed)
+        claims = random_position(rng, board, 5)
+        owner = {t: p for p, ids in claims.items() for t in ids}
+        photos.append((render_photo(rng, claims, (1600, 1200), hands=SLOPPY).image_bgr, owner))
+    rights = {}
+    for steps in (0, 2):
+        reader = Reader(config=replace(ReaderConfig(), car_across_steps=steps))
+        rights[steps] = sum(t.owner == owner.get(t.track_id)
+                            for image, owner in photos for t in reader.read(image).tracks)
+    assert rights[2] >= rights[0]
+    assert rights[2] >= 190
