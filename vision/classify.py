@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -169,6 +169,11 @@ class ColourModelConfig:
     # to this share, at this log-likelihood cost per unit share (cars are matt or far from white).
     max_glare: float = 0.35
     glare_penalty: float = 1.0
+
+    def scaled(self, scale: float) -> "ColourModelConfig":
+        """The same model with every sigma (empty, empty by class, car) times `scale`."""
+        return replace(self, **{k: tuple(scale * v for v in getattr(self, k))
+                                for k in ("sigma_empty", "sigma_empty_class", "sigma_car")})
 
 
 def _gauss_ll(x: np.ndarray, mu: np.ndarray, sigma: np.ndarray) -> np.ndarray:

@@ -19,7 +19,7 @@ import numpy as np
 from calibration.template import FLAT_PX_PER_MM, load_template
 from calibration.user import Calibration
 from scoring.board import load_board
-from vision.classify import CHANGE_MID, PRINTED_LAB, ColourModel, EmptyReference, change_loglik, fuse, load_classifier
+from vision.classify import CHANGE_MID, PRINTED_LAB, ColourModel, ColourModelConfig, EmptyReference, change_loglik, fuse, load_classifier
 from vision.decide import DecideConfig, decide_tracks, double_ids
 from vision.image_io import load_photo, read_header
 from vision.locate import locate_board
@@ -77,6 +77,7 @@ class ReaderConfig:
     w_change: float = 1.0  # against the user's empty board (a calibration)
     classifier_floor: float = 0.02  # probabilities below this are clipped (a net is never that sure off its data)
     classifier_colour_trust: float = 0.5  # see SpaceClassifier.loglik
+    colour_sigma_scale: float = 1.0  # on every sigma of ColourModelConfig
     # Where a car is seen: its roof stands ~6 mm above the board and its side towards the camera fills
     # the view below that, so what a photo shows of a car centres about 4 mm up. From ~70 cm that
     # leans up to ~2.5 mm off the space at the board's edges (see rectify.camera_position).
@@ -168,7 +169,7 @@ class Reader:
         self.quads_mm, self.track_ids, self.index = self.spaces
         self.printed = [self.board.tracks[t].color for t in self.track_ids]
         self.player_printed = np.isin(self.printed, PLAYER_COLORS)
-        self.colour = ColourModel()
+        self.colour = ColourModel(ColourModelConfig().scaled(config.colour_sigma_scale))
         # The other lane of each space's double route, as a track id (-1 on single routes).
         self.other_lane = np.asarray(double_ids(self.board))[self.track_ids]
 
