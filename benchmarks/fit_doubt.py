@@ -3,11 +3,12 @@
     python3 benchmarks/fit_doubt.py --fit DIR... [--check DIR...] [--budget-on DIR...] [--cache CACHE]
 
 The shipped numbers (vision.decide.DecideConfig) came from these renders (`ttr render --out DIR
---count N --seed S --empty-fraction 0.15`, plus `--backgrounds hostile` or `--players 5`):
+--count N --seed S --empty-fraction 0.15`, plus `--backgrounds hostile`, `--players 5` or `--hands sloppy`):
     fit:   7100 x40, 7150 x40 (usual); 7200 x20, 7250 x20 (hostile); 7400 x30 (--players 5, no
-           --empty-fraction)
-    check: 7300 x20 (usual), 7500 x12 (--players 5, no --empty-fraction), ../shared/real/dev
-    python3 benchmarks/fit_doubt.py --fit F7100 F7150 F7200 F7250 F7400 --check F7300 F7500 ../shared/real/dev
+           --empty-fraction); 7600 x30 (--hands sloppy)
+    check: 7300 x20 (usual), 8383 x20 (--players 5 --hands sloppy --size 2016x1512, no
+           --empty-fraction), ../shared/real/dev
+    python3 benchmarks/fit_doubt.py --fit F7100 F7150 F7200 F7250 F7400 F7600 --check F7300 F8383 ../shared/real/dev
 
 Each DIR holds photos and gt/<photo stem>.json truths (`ttr render --out DIR` makes such a folder;
 ../shared/real/dev is one). Every photo is read once (CACHE/<folder name>/<stem>.npz keeps its
