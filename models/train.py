@@ -363,12 +363,13 @@ def _pasted(photos, leave_out, n: int, p: dict, x_train, y_train):
     cfg = PasteConfig()
     ps, used = fold_pasted(photos, leave_out, n, quads_mm, track_ids, printed, CLASSES, p["side_mm"],
                            seed=p["seed"] + PASTE_SEED_OFFSET, cfg=cfg)
-    own = int(sum(printed[k2] == CLASSES[c] for (_, k2), c in zip(ps.target, ps.y)))
-    print(f"paste: {len(ps.y)} real cars laid on empty boards ({own} on print of their own colour), from "
-          f"{len({tuple(s) for s in ps.source})} cars of {len({int(s[0]) for s in ps.source})} photos")
+    own = int(sum(printed[k2] == CLASSES[c] for (_, k2), c in zip(ps.target, ps.y) if c))
+    cars = {tuple(int(v) for v in s) for s in ps.source if s[0] >= 0}
+    print(f"paste: {int((ps.y > 0).sum())} real cars laid on empty boards ({own} on print of their own colour) "
+          f"and {int((ps.y == 0).sum())} of those boards' patches bare, from {len(cars)} cars of "
+          f"{len({s[0] for s in cars})} photos")
     record = {"patches": {c: int((ps.y == k).sum()) for k, c in enumerate(CLASSES)}, "on_own_print": own,
-              "cars": len({tuple(s) for s in ps.source}),
-              "car_photos": sorted({used[int(s[0])]["photo"] for s in ps.source}),
+              "cars": len(cars), "car_photos": sorted({used[s[0]]["photo"] for s in cars}),
               "background_photos": sorted({used[int(t[0])]["photo"] for t in ps.target}),
               "config": {k: v for k, v in cfg.__dict__.items()}, "seed": p["seed"] + PASTE_SEED_OFFSET}
     if not len(ps.y):

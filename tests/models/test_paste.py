@@ -93,7 +93,7 @@ def test_a_fold_pastes_only_its_training_photos_cars_with_their_labels():
               _photo("d.jpg", "D", 100, [5, 5, 3, 4]),  # the left-out state
               _photo("e1.jpg", "empty", 180, [0, 0, 0, 0]),
               _photo("e2.jpg", "empty", 200, [0, 0, 0, 0])]
-    exact = PasteConfig(feather_px=0, car_gain=(1.0, 1.0), car_wb=0.0)  # pixels copied as they are
+    exact = PasteConfig(feather_px=0, car_gain=(1.0, 1.0), car_wb=0.0, bare_share=0.0)  # pixels as they are
     ps, used = fold_pasted(photos, "D", 200, QUADS, TRACKS, PRINTED, CLASSES, SIDE, seed=3, cfg=exact)
     assert [o["photo"] for o in used] == ["a.jpg", "e1.jpg", "e2.jpg"]
     assert len(ps.y) == 200 and set(ps.y) == {1, 2}
@@ -108,3 +108,11 @@ def test_a_fold_pastes_only_its_training_photos_cars_with_their_labels():
     assert blue_on_blue > 0.5 * (ps.y == 2).sum()  # own print, deliberately often (2 of 4 spaces are blue)
     none, _ = fold_pasted(photos, "D", 0, QUADS, TRACKS, PRINTED, CLASSES, SIDE)
     assert len(none.y) == 0
+    # Half bare: each car's background also given as it is, labelled empty.
+    paired, used = fold_pasted(photos, "D", 100, QUADS, TRACKS, PRINTED, CLASSES, SIDE, seed=4)
+    assert (paired.y == 0).sum() == 50 and (paired.y > 0).sum() == 50
+    for x, y, (i, _), (j, k2) in zip(paired.x, paired.y, paired.source, paired.target):
+        if y == 0:
+            assert i == -1 and np.array_equal(x, used[j]["patches"][k2])
+        else:
+            assert used[i]["state"] == "A" and not (x == 11).all()
