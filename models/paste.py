@@ -53,6 +53,10 @@ class PasteConfig:
     # was read as a car of that colour (13.9 % of the empty boards' patches wrong in fold D, 1.4 %
     # before; 3 false claims).
     bare_share: float = 0.5
+    # Of the bare backgrounds whose space is a lane of a double, this share is the other lane's patch
+    # instead, with the car laid on the first lane seen from beside it (label empty): the reader's
+    # misses include a double's empty lane read as a car beside a real one.
+    neighbour_share: float = 0.5
 
 
 # ----------------------------------------------------------------------------- geometry
@@ -138,11 +142,10 @@ def car_mask(played: np.ndarray, empties: np.ndarray, region: np.ndarray, core: 
     return np.clip(alpha * region, 0.0, 1.0)
 
 
-def paste_car(car: np.ndarray, alpha: np.ndarray, background: np.ndarray, shift: tuple[int, int] = (0, 0),
-              flip_h: bool = False, flip_v: bool = False, gain: np.ndarray | None = None) -> np.ndarray:
-    """`car` (S, S, 3 BGR uint8) laid on `background` with `alpha`, moved by `shift` (dx, dy) pixels,
-    flipped, its colour multiplied by `gain` (3,). Pixels where the moved alpha is 0 are the
-    background's, unchanged."""
+def place_car(car: np.ndarray, alpha: np.ndarray, shift: tuple[int, int] = (0, 0), flip_h: bool = False,
+              flip_v: bool = False, gain: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """`car` (S, S, 3 BGR uint8) and its `alpha` moved by `shift` (dx, dy) pixels, flipped, its colour
+    multiplied by `gain` (3,): (car float32, alpha float32), ready for `blend`."""
     car = car.astype(np.float32)
     a = alpha.astype(np.float32)
     if flip_h:
@@ -156,9 +159,58 @@ def paste_car(car: np.ndarray, alpha: np.ndarray, background: np.ndarray, shift:
         m = np.float32([[1, 0, shift[0]], [0, 1, shift[1]]])
         car = cv2.warpAffine(car, m, (s, s), flags=cv2.INTER_NEAREST, borderMode=cv2.BORDER_REPLICATE)
         a = cv2.warpAffine(a, m, (s, s), flags=cv2.INTER_NEAREST, borderMode=cv2.BORDER_CONSTANT, borderValue=0)
-    out = a[..., None] * car + (1 - a[..., None]) * background.astype(np.float32)
-    out = np.where(a[..., None] > 0, out, background.astype(np.float32))
+    return np.ascontiguousarray(car), np.ascontiguousarray(a)
+
+
+def blend(car: np.ndarray, alpha: np.ndarray, background: np.ndarray) -> np.ndarray:
+    """`car` laid on `background` with `alpha`; where alpha is 0 the background's pixels, unchanged."""
+    bg = background.astype(np.float32)
+    out = alpha[..., None] * car + (1 - alpha[..., None]) * bg
+    out = np.where(alpha[..., None] > 0, out, bg)
     return np.clip(np.rint(out), 0, 255).astype(np.uint8)
+
+
+def paste_car(car: np.ndarray, alpha: np.ndarray, background: np.ndarray, shift: tuple[int, int] = (0, 0),
+              flip_h: bool = False, flip_v: bool = False, gain: np.ndarray | None = None) -> np.ndarray:
+    """`car` (S, S, 3 BGR uint8) laid on `background` with `alpha`, moved by `shift` (dx, dy) pixels,
+    flipped, its colour multiplied by `gain` (3,). Pixels where the moved alpha is 0 are the
+    background's, unchanged."""
+    return blend(*place_car(car, alpha, shift, flip_h, flip_v, gain), background)
+
+
+def other_lane_space(quads_mm: np.ndarray, track_ids: np.ndarray, double_ids) -> np.ndarray:
+    """(N,) per space, the nearest space of its double route's other lane, or -1 on a single route."""
+    c = _frames(np.asarray(quads_mm, float))[0]
+    out = np.full(len(track_ids), -1)
+    for k, t in enumerate(track_ids):
+        o = double_ids[int(t)]
+        if o >= 0:
+            cand = np.flatnonzero(track_ids == o)
+            out[k] = cand[np.argmin(np.linalg.norm(c[cand] - c[k], axis=1))]
+    return out
+
+
+def frame_warp(quads_mm: np.ndarray, side_mm: float, imgsz: int, src: int, dst: int) -> np.ndarray:
+    """2x3 affine taking space `dst`'s patch pixels to space `src`'s (cv2.WARP_INVERSE_MAP): what
+    `src`'s patch shows, seen from `dst`'s patch frame (`crop_spaces`' pixel-to-board maps)."""
+    c, axis, _, _ = _frames(np.asarray(quads_mm, float))
+    scale, half = side_mm / imgsz, (imgsz - 1) / 2.0
+
+    def frame(k):
+        return scale * np.stack([axis[k], [-axis[k][1], axis[k][0]]], axis=1)  # columns u, v
+
+    s_src, s_dst = frame(src), frame(dst)
+    lin = np.linalg.solve(s_src, s_dst)
+    off = np.linalg.solve(s_src, c[dst] - c[src]) - lin @ np.array([half, half]) + half
+    return np.hstack([lin, off[:, None]]).astype(np.float32)
+
+
+def car_seen_from(car: np.ndarray, alpha: np.ndarray, warp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A placed car (`place_car`) as another space's patch frame shows it (`frame_warp`)."""
+    s = car.shape[0]
+    flags = cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP
+    return (cv2.warpAffine(car, warp, (s, s), flags=flags, borderMode=cv2.BORDER_REPLICATE),
+            cv2.warpAffine(alpha, warp, (s, s), flags=flags, borderMode=cv2.BORDER_CONSTANT, borderValue=0))
 
 
 # ----------------------------------------------------------------------------- many cars
@@ -175,13 +227,16 @@ class PasteSet:
 
 
 def pasted_patches(photos: list[dict], n: int, printed: list[str], classes: tuple[str, ...],
-                   region: np.ndarray, core: np.ndarray, seed: int = 0,
-                   cfg: PasteConfig = PasteConfig()) -> PasteSet:
+                   region: np.ndarray, core: np.ndarray, seed: int = 0, cfg: PasteConfig = PasteConfig(),
+                   other: np.ndarray | None = None, warp=None) -> PasteSet:
     """`n` patches of real cars laid on real empty boards. `photos`: the fold's training photos
     (`models.real.collect` entries: patches, labels, state); the cars come from those with cars, the
     backgrounds and empty looks from those of state "empty". `printed`: each space's printed colour.
     Colours are drawn evenly; `own_print_share` of the cars go on print of their own colour;
-    `bare_share` of the patches are bare backgrounds of pasted ones (label empty, source -1)."""
+    `bare_share` of the patches are bare backgrounds of pasted ones (label empty, source -1), or,
+    given `other` (each space's other lane, -1: none) and `warp(src, dst)` (`frame_warp`), for a car
+    on a double's lane, `neighbour_share` of those the other lane's patch with the car beside it
+    (label empty, source the car)."""
     s = photos[0]["patches"].shape[1] if photos else 0
     played = [i for i, o in enumerate(photos) if o["state"] != "empty" and (o["labels"] > EMPTY).any()]
     blank = [i for i, o in enumerate(photos) if o["state"] == "empty"]
@@ -209,12 +264,21 @@ def pasted_patches(photos: list[dict], n: int, printed: list[str], classes: tupl
         j = blank[rng.integers(len(blank))]
         gain = rng.uniform(*cfg.car_gain) * (1 + rng.uniform(-cfg.car_wb, cfg.car_wb, 3))
         shift = tuple(int(v) for v in rng.integers(-cfg.shift_px, cfg.shift_px + 1, 2))
-        xs.append(paste_car(photos[i]["patches"][k], masks[(i, k)], photos[j]["patches"][k2], shift,
-                            bool(rng.random() < 0.5), bool(rng.random() < 0.5), gain))
+        car, alpha = place_car(photos[i]["patches"][k], masks[(i, k)], shift, bool(rng.random() < 0.5),
+                               bool(rng.random() < 0.5), gain)
+        xs.append(blend(car, alpha, photos[j]["patches"][k2]))
         ys.append(c)
         src.append((i, k))
         dst.append((j, k2))
-        if m < n_bare:  # the same background, bare
+        if m >= n_bare:
+            continue
+        o = -1 if other is None or warp is None else int(other[k2])
+        if o >= 0 and rng.random() < cfg.neighbour_share:  # the other lane, the car beside it
+            xs.append(blend(*car_seen_from(car, alpha, warp(k2, o)), photos[j]["patches"][o]))
+            ys.append(EMPTY)
+            src.append((i, k))
+            dst.append((j, o))
+        else:  # the same background, bare
             xs.append(photos[j]["patches"][k2].copy())
             ys.append(EMPTY)
             src.append((-1, -1))
@@ -230,12 +294,17 @@ def pasted_patches(photos: list[dict], n: int, printed: list[str], classes: tupl
 
 def fold_pasted(photos: list[dict], leave_out: str | None, n: int, quads_mm: np.ndarray, track_ids: np.ndarray,
                 printed: list[str], classes: tuple[str, ...], side_mm: float, seed: int = 0,
-                cfg: PasteConfig = PasteConfig()) -> tuple[PasteSet, list[dict]]:
-    """The pasted patches of a fold: built only from the photos not of state `leave_out`. Returns
-    them and the photos used (for the record)."""
+                cfg: PasteConfig = PasteConfig(), double_ids=None) -> tuple[PasteSet, list[dict]]:
+    """The pasted patches of a fold: built only from the photos not of state `leave_out` (with
+    `double_ids`, per track its double's other track or -1, also the other lanes beside the cars).
+    Returns them and the photos used (for the record)."""
     train = [o for o in photos if not (leave_out and o["state"] == leave_out)]
     if n <= 0 or not train:
         return pasted_patches([], 0, printed, classes, np.zeros((0,)), np.zeros((0,))), train
     s = train[0]["patches"].shape[1]
     region, core = car_regions(quads_mm, track_ids, side_mm, s, cfg.grow_mm, cfg.core)
-    return pasted_patches(train, n, printed, classes, region, core, seed, cfg), train
+    other, warp = None, None
+    if double_ids is not None:
+        other = other_lane_space(quads_mm, track_ids, double_ids)
+        warp = lambda a, b: frame_warp(quads_mm, side_mm, s, a, b)  # noqa: E731
+    return pasted_patches(train, n, printed, classes, region, core, seed, cfg, other, warp), train

@@ -362,13 +362,16 @@ def _pasted(photos, leave_out, n: int, p: dict, x_train, y_train):
     printed = [board.tracks[int(t)].color for t in track_ids]
     cfg = PasteConfig()
     ps, used = fold_pasted(photos, leave_out, n, quads_mm, track_ids, printed, CLASSES, p["side_mm"],
-                           seed=p["seed"] + PASTE_SEED_OFFSET, cfg=cfg)
+                           seed=p["seed"] + PASTE_SEED_OFFSET, cfg=cfg, double_ids=board.double_ids)
     own = int(sum(printed[k2] == CLASSES[c] for (_, k2), c in zip(ps.target, ps.y) if c))
-    cars = {tuple(int(v) for v in s) for s in ps.source if s[0] >= 0}
+    cars = {tuple(int(v) for v in s) for s, c in zip(ps.source, ps.y) if c}
+    beside = int(sum(1 for s, c in zip(ps.source, ps.y) if not c and s[0] >= 0))
     print(f"paste: {int((ps.y > 0).sum())} real cars laid on empty boards ({own} on print of their own colour) "
-          f"and {int((ps.y == 0).sum())} of those boards' patches bare, from {len(cars)} cars of "
+          f"and {int((ps.y == 0).sum())} of those boards' patches without them ({beside} a double's other lane "
+          f"beside the car), from {len(cars)} cars of "
           f"{len({s[0] for s in cars})} photos")
     record = {"patches": {c: int((ps.y == k).sum()) for k, c in enumerate(CLASSES)}, "on_own_print": own,
+              "other_lane_beside_a_car": beside,
               "cars": len(cars), "car_photos": sorted({used[s[0]]["photo"] for s in cars}),
               "background_photos": sorted({used[int(t[0])]["photo"] for t in ps.target}),
               "config": {k: v for k, v in cfg.__dict__.items()}, "seed": p["seed"] + PASTE_SEED_OFFSET}

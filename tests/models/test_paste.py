@@ -3,7 +3,8 @@ the pixels of its mask, keeps its colour as the label, stays out of the other la
 fold's pasted patches hold no pixel of a left-out state's photos."""
 import numpy as np
 
-from models.paste import PasteConfig, car_mask, car_regions, fold_pasted, paste_car
+from models.paste import (PasteConfig, car_mask, car_regions, car_seen_from, fold_pasted, frame_warp,
+                          other_lane_space, paste_car)
 
 CLASSES = ("empty", "red", "blue", "green", "yellow", "black")
 S, SIDE = 64, 30.0
@@ -109,10 +110,30 @@ def test_a_fold_pastes_only_its_training_photos_cars_with_their_labels():
     none, _ = fold_pasted(photos, "D", 0, QUADS, TRACKS, PRINTED, CLASSES, SIDE)
     assert len(none.y) == 0
     # Half bare: each car's background also given as it is, labelled empty.
-    paired, used = fold_pasted(photos, "D", 100, QUADS, TRACKS, PRINTED, CLASSES, SIDE, seed=4)
-    assert (paired.y == 0).sum() == 50 and (paired.y > 0).sum() == 50
+    # Half without a car: each car's background as it is, or (a double's lane) the other lane beside it.
+    paired, used = fold_pasted(photos, "D", 200, QUADS, TRACKS, PRINTED, CLASSES, SIDE, seed=4, double_ids=(1, 0, -1))
+    assert (paired.y == 0).sum() == 100 and (paired.y > 0).sum() == 100
+    beside = 0
     for x, y, (i, _), (j, k2) in zip(paired.x, paired.y, paired.source, paired.target):
-        if y == 0:
-            assert i == -1 and np.array_equal(x, used[j]["patches"][k2])
+        if y == 0 and i == -1:
+            assert np.array_equal(x, used[j]["patches"][k2])
+        elif y == 0:  # the other lane's patch: the background changed where the car leans in, not all
+            beside += 1
+            assert used[i]["state"] == "A" and k2 in (0, 2)
+            assert (x != used[j]["patches"][k2]).any() and (x == used[j]["patches"][k2]).any()
         else:
             assert used[i]["state"] == "A" and not (x == 11).all()
+    assert beside > 10
+
+
+def test_a_car_seen_from_the_other_lane_sits_beside_it():
+    warp = frame_warp(QUADS, SIDE, S, 0, 2)  # space 2: track 1, 8.5 mm below space 0
+    assert np.allclose(warp, [[1, 0, 0], [0, 1, 8.5 * S / SIDE]], atol=1e-4)
+    car = np.zeros((S, S, 3), np.float32)
+    alpha = np.zeros((S, S), np.float32)
+    car[26:38, 8:56], alpha[26:38, 8:56] = 200, 1.0
+    seen_car, seen_alpha = car_seen_from(car, alpha, warp)
+    rows = np.flatnonzero(seen_alpha.max(axis=1) > 0.5)
+    assert rows.min() in (7, 8) and rows.max() in (19, 20)  # 18.1 px higher: the upper edge of the patch
+    assert seen_alpha[32].max() == 0  # nothing on the other lane itself
+    assert list(other_lane_space(QUADS, TRACKS, (1, 0, -1))) == [2, 2, 0, -1]
