@@ -135,7 +135,7 @@ def car_mask(played: np.ndarray, empties: np.ndarray, region: np.ndarray, core: 
     m = cv2.morphologyEx(m, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
     m = (m.astype(bool) | core) & region
     # Keep what joins the core: a speck elsewhere in the region is glare or registration, not car.
-    n, comp = cv2.connectedComponents(m.astype(np.uint8), connectivity=8)
+    _, comp = cv2.connectedComponents(m.astype(np.uint8), connectivity=8)
     keep = np.isin(comp, np.unique(comp[core & m])) & m
     alpha = cv2.GaussianBlur(keep.astype(np.float32), (0, 0), cfg.feather_px) if cfg.feather_px > 0 else \
         keep.astype(np.float32)
@@ -250,7 +250,7 @@ def pasted_patches(photos: list[dict], n: int, printed: list[str], classes: tupl
     empty_looks = np.stack([photos[i]["patches"] for i in blank], axis=1)  # (309, M, S, S, 3)
     masks: dict = {}
     xs, ys, src, dst = [], [], [], []
-    n_bare = int(round(n * cfg.bare_share))
+    n_bare = round(n * cfg.bare_share)
     for m in range(n - n_bare):
         c = colours[rng.integers(len(colours))]
         i, k = cars[c][rng.integers(len(cars[c]))]
@@ -306,5 +306,5 @@ def fold_pasted(photos: list[dict], leave_out: str | None, n: int, quads_mm: np.
     other, warp = None, None
     if double_ids is not None:
         other = other_lane_space(quads_mm, track_ids, double_ids)
-        warp = lambda a, b: frame_warp(quads_mm, side_mm, s, a, b)  # noqa: E731
+        warp = lambda a, b: frame_warp(quads_mm, side_mm, s, a, b)
     return pasted_patches(train, n, printed, classes, region, core, seed, cfg, other, warp), train

@@ -3,8 +3,16 @@ the pixels of its mask, keeps its colour as the label, stays out of the other la
 fold's pasted patches hold no pixel of a left-out state's photos."""
 import numpy as np
 
-from models.paste import (PasteConfig, car_mask, car_regions, car_seen_from, fold_pasted, frame_warp,
-                          other_lane_space, paste_car)
+from models.paste import (
+    PasteConfig,
+    car_mask,
+    car_regions,
+    car_seen_from,
+    fold_pasted,
+    frame_warp,
+    other_lane_space,
+    paste_car,
+)
 
 CLASSES = ("empty", "red", "blue", "green", "yellow", "black")
 S, SIDE = 64, 30.0
@@ -26,7 +34,7 @@ PRINTED = ["gray", "gray", "blue", "blue"]
 def _px(mm_x, mm_y):
     """Patch pixel of space 0 showing board point (mm) (space 0 centre (50, 50), axis +x)."""
     half, scale = (S - 1) / 2, SIDE / S
-    return int(round(half + (mm_x - 50) / scale)), int(round(half + (mm_y - 50) / scale))
+    return round(half + (mm_x - 50) / scale), round(half + (mm_y - 50) / scale)
 
 
 def test_region_keeps_own_track_and_leaves_the_other_lane_out():
@@ -132,7 +140,7 @@ def test_a_car_seen_from_the_other_lane_sits_beside_it():
     car = np.zeros((S, S, 3), np.float32)
     alpha = np.zeros((S, S), np.float32)
     car[26:38, 8:56], alpha[26:38, 8:56] = 200, 1.0
-    seen_car, seen_alpha = car_seen_from(car, alpha, warp)
+    _, seen_alpha = car_seen_from(car, alpha, warp)
     rows = np.flatnonzero(seen_alpha.max(axis=1) > 0.5)
     assert rows.min() in (7, 8) and rows.max() in (19, 20)  # 18.1 px higher: the upper edge of the patch
     assert seen_alpha[32].max() == 0  # nothing on the other lane itself
