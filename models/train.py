@@ -229,6 +229,7 @@ def _version(package: str) -> str | None:
 REAL_DEFAULTS = {"count": 6, "epochs": 2}  # a fine-tune on real patches: fresh rendered boards, epochs
 REAL_SMOKE = {"count": 1, "epochs": 1}
 REAL_RENDER_SEED_OFFSET = 90000  # its rendered boards: seeds none of the teachers drew
+PASTE_SEED_OFFSET = 95000  # its pasted cars (`--paste N`)
 
 
 def _real_setup(args):
@@ -305,6 +306,9 @@ def _finetune_run(args, real: Path, leave_out, init: Path) -> int:
     x_train, y_train, x_held, y_held = real_split(photos, leave_out)
     seconds["real_patches"] = time.time() - t0
     t0 = time.time()
+    x_ft, y_ft, pasted = _pasted(photos, leave_out, int(getattr(args, "paste", 0) or 0), p, x_train, y_train)
+    seconds["paste"] = time.time() - t0
+    t0 = time.time()
     render_seed = p["seed"] + REAL_RENDER_SEED_OFFSET
     render_dir = work / "render"
     if render_dir.exists():
@@ -316,7 +320,7 @@ def _finetune_run(args, real: Path, leave_out, init: Path) -> int:
                                 car_seen_height_mm=p["car_seen_height_mm"])
     seconds["render"] = time.time() - t0
     out_dir.mkdir(parents=True, exist_ok=True)
-    ft = finetune(init_copy, x_train, y_train, [render_dir] if p["count"] > 0 else [],
+    ft = finetune(init_copy, x_ft, y_ft, [render_dir] if p["count"] > 0 else [],
                   out_dir / "space_classifier.onnx", work / "finetune", p["epochs"], p["batch"], p["seed"],
                   device=args.device)
     seconds["finetune"] = ft.pop("seconds")
@@ -326,6 +330,8 @@ def _finetune_run(args, real: Path, leave_out, init: Path) -> int:
                       "teachers": init_cfg.get("teachers")}
     config["real"] = _real_config(real, leave_out, photos, x_train, y_train, x_held, y_held)
     config["finetune"] = ft
+    if pasted is not None:
+        config["real"]["paste"] = pasted
     (out_dir / "space_classifier.json").write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
     config["metrics"] = {"real_train_top1": top1(out_dir / "space_classifier.onnx", x_train, y_train),
                          "real_train_top1_init": top1(init_copy, x_train, y_train),
@@ -343,6 +349,37 @@ def _finetune_run(args, real: Path, leave_out, init: Path) -> int:
     return 0
 
 
+def _pasted(photos, leave_out, n: int, p: dict, x_train, y_train):
+    """The fine-tune's real patches with `n` pasted ones added (`--paste N`, models/paste.py: the
+    training states' cars on the training empty boards, never a left-out photo's pixels), and
+    what was pasted for the record (None without --paste)."""
+    if n <= 0:
+        return x_train, y_train, None
+    from models.paste import PasteConfig, fold_pasted
+
+    quads_mm, track_ids, _ = load_template().all_spaces()
+    board = load_board()
+    printed = [board.tracks[int(t)].color for t in track_ids]
+    cfg = PasteConfig()
+    ps, used = fold_pasted(photos, leave_out, n, quads_mm, track_ids, printed, CLASSES, p["side_mm"],
+                           seed=p["seed"] + PASTE_SEED_OFFSET, cfg=cfg, double_ids=board.double_ids)
+    own = int(sum(printed[k2] == CLASSES[c] for (_, k2), c in zip(ps.target, ps.y) if c))
+    cars = {tuple(int(v) for v in s) for s, c in zip(ps.source, ps.y) if c}
+    beside = int(sum(1 for s, c in zip(ps.source, ps.y) if not c and s[0] >= 0))
+    print(f"paste: {int((ps.y > 0).sum())} real cars laid on empty boards ({own} on print of their own colour) "
+          f"and {int((ps.y == 0).sum())} of those boards' patches without them ({beside} a double's other lane "
+          f"beside the car), from {len(cars)} cars of "
+          f"{len({s[0] for s in cars})} photos")
+    record = {"patches": {c: int((ps.y == k).sum()) for k, c in enumerate(CLASSES)}, "on_own_print": own,
+              "other_lane_beside_a_car": beside,
+              "cars": len(cars), "car_photos": sorted({used[s[0]]["photo"] for s in cars}),
+              "background_photos": sorted({used[int(t[0])]["photo"] for t in ps.target}),
+              "config": {k: v for k, v in cfg.__dict__.items()}, "seed": p["seed"] + PASTE_SEED_OFFSET}
+    if not len(ps.y):
+        return x_train, y_train, record
+    return np.concatenate([x_train, ps.x]), np.concatenate([y_train, ps.y]), record
+
+
 def _add_real_patches(data_dir: Path, x: np.ndarray, y: np.ndarray) -> None:
     """Write real patches into a teacher's training folder (`--real` without a starting net)."""
 
@@ -353,6 +390,8 @@ def _add_real_patches(data_dir: Path, x: np.ndarray, y: np.ndarray) -> None:
 def make_model(args) -> int:
     """The recipe, as `ttr train` (app/commands/train.py) asks for it; returns the exit status."""
     real, leave_out, init = _real_setup(args)
+    if getattr(args, "paste", 0) and (real is None or init is None):
+        raise TtrError("--paste N goes with --real DIR and a starting net (not --init none)")
     if real is not None and init is not None:
         return _finetune_run(args, real, leave_out, init)
     p = dict(DEFAULTS)

@@ -36,6 +36,9 @@ def add_arguments(parser):
     parser.add_argument("--init", metavar="ONNX|none",
                         help="with --real: the net to fine-tune (default: the packaged model; none: train "
                              "from the yaml with the real patches added)")
+    parser.add_argument("--paste", metavar="N", type=int, default=0,
+                        help="with --real and a starting net: also N patches of the training photos' real cars "
+                             "laid on their empty boards (models/paste.py; default 0: none)")
 
 
 

@@ -106,8 +106,9 @@ def _train(args, tmp_path):
 
 
 def test_smoke_fine_tune_on_real_photos_leaving_one_state_out(tmp_path, fake_real):
-    """`ttr train --real DIR --leave-out A`: the packaged net fine-tuned on the patches the reader
-    cuts from DIR's photos (state A's left out), its config naming what was left out; the reader
+    """`ttr train --real DIR --leave-out A --paste 40`: the packaged net fine-tuned on the patches the
+    reader cuts from DIR's photos (state A's left out) and on 40 patches of the other photos' cars laid
+    on the empty board, its config naming what was left out and what was pasted from; the reader
     takes it through TTR_SPACE_MODEL."""
     from vision.classify import default_model_paths
 
@@ -115,7 +116,7 @@ def test_smoke_fine_tune_on_real_photos_leaving_one_state_out(tmp_path, fake_rea
         pytest.skip("no packaged model to fine-tune")
     real, stem_a = fake_real
     out = tmp_path / "ft"
-    r = _train(["--smoke", "--real", str(real), "--leave-out", "A", "--out", str(out),
+    r = _train(["--smoke", "--real", str(real), "--leave-out", "A", "--paste", "40", "--out", str(out),
                 "--work", str(tmp_path / "work")], tmp_path)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     config = json.loads((out / "space_classifier.json").read_text())
@@ -128,6 +129,10 @@ def test_smoke_fine_tune_on_real_photos_leaving_one_state_out(tmp_path, fake_rea
     assert config["crop"]["car_seen_height_mm"] == json.loads(default_model_paths()[1].read_text())["crop"][
         "car_seen_height_mm"]
     assert config["init"]["sha256"] and 0.0 <= config["metrics"]["real_left_out_top1"] <= 1.0
+    pasted = config["real"]["paste"]
+    assert sum(pasted["patches"].values()) == 40 and pasted["patches"]["empty"] == 20
+    assert pasted["car_photos"] and stem_a not in {Path(p).stem for p in pasted["car_photos"] + pasted["background_photos"]}
+    assert config["finetune"]["real_patches"] == sum(config["real"]["patches_trained"].values()) + 40
     # Nothing of the real folder lands beside the weights.
     assert sorted(p.name for p in out.iterdir()) == ["space_classifier.json", "space_classifier.onnx"]
     # The reader reads with it when TTR_SPACE_MODEL names it.
@@ -155,6 +160,7 @@ def test_smoke_real_patches_added_when_training_from_the_yaml(tmp_path, fake_rea
 @pytest.mark.parametrize("args, message", [
     (["--leave-out", "A"], "--leave-out and --init go with --real"),
     (["--real", "/nonexistent/real"], "--real /nonexistent/real: not a folder"),
+    (["--paste", "10"], "--paste N goes with --real DIR"),
 ])
 def test_bad_real_options_are_one_line_errors(args, message):
     r = subprocess.run([sys.executable, "-c", "import sys; from app.cli import main; sys.exit(main())",
