@@ -35,6 +35,8 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from vision.spaces import space_frames
+
 EMPTY = 0  # class index of `empty` (vision.reading.SPACE_CLASSES order)
 
 
@@ -64,8 +66,6 @@ class PasteConfig:
 
 def _frames(quads: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Centre, unit long axis, length and width of each space (`vision.spaces.space_frames`)."""
-    from vision.spaces import space_frames
-
     return space_frames(quads)
 
 

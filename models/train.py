@@ -56,6 +56,7 @@ from tqdm import tqdm
 
 from calibration.template import load_template
 from models.distill import distil
+from models.paste import PasteConfig, fold_pasted
 from models.real import collect, finetune, real_photos, sha256, state_of, top1
 from models.real import split as real_split
 from scoring.board import load_board
@@ -355,8 +356,6 @@ def _pasted(photos, leave_out, n: int, p: dict, x_train, y_train):
     what was pasted for the record (None without --paste)."""
     if n <= 0:
         return x_train, y_train, None
-    from models.paste import PasteConfig, fold_pasted
-
     quads_mm, track_ids, _ = load_template().all_spaces()
     board = load_board()
     printed = [board.tracks[int(t)].color for t in track_ids]
