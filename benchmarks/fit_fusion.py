@@ -188,21 +188,30 @@ class Scorer:
         per_track = [ll[self.tid == t.id] for t in self.board.tracks]
         scores, choice = decide_choice(per_track, self.board, self.reader.config.decide)
         logp = scores - np.logaddexp.reduce(scores, axis=1, keepdims=True)
-        crit, right, total = 0.0, 0, 0
+        crit = 0.0
         logp_tau = [s - np.logaddexp.reduce(s, axis=1, keepdims=True) for s in (scores * tau for tau in TAUS)]
         nll_tau = np.zeros(len(TAUS))
         for ids, owners in d["groups"]:
             perms = set(itertools.permutations(owners))
             crit += max(sum(max(logp[t, o], LOGP_FLOOR) for t, o in zip(ids, perm)) for perm in perms)
             nll_tau += [max(sum(lp[t, o] for t, o in zip(ids, perm)) for perm in perms) for lp in logp_tau]
-            read = [int(choice[t]) for t in ids]
-            for o in owners:
-                if o in read:
-                    read.remove(o)
-                    right += 1
-            total += len(owners)
+        right, total = tracks_right(choice, d["groups"])
         return {"crit": crit, "nll_tau": nll_tau, "right": right, "total": total,
                 "claims": int(np.count_nonzero(choice)), "choice": choice}
+
+
+def tracks_right(choice: np.ndarray, groups) -> tuple[int, int]:
+    """(tracks read right, tracks) of a photo: `choice` the owner read per track, `groups` its truth
+    as (track ids, owners) per group of like-printed lanes, compared as pairs (eval_real.py's way)."""
+    right = total = 0
+    for ids, owners in groups:
+        read = [int(choice[t]) for t in ids]
+        for o in owners:
+            if o in read:
+                read.remove(o)
+                right += 1
+        total += len(owners)
+    return right, total
 
 
 def summarise(rows: list[dict], photos: list[dict]) -> dict:
@@ -234,14 +243,7 @@ def confirm(params, photos: list[dict]) -> dict:
     for d in photos:
         reading = reader.read_path(str(d["photo"]))
         choice = np.array([SPACE_CLASSES.index(t.owner or "empty") for t in reading.tracks])
-        right = total = 0
-        for ids, owners in d["groups"]:
-            read = [int(choice[t]) for t in ids]
-            for o in owners:
-                if o in read:
-                    read.remove(o)
-                    right += 1
-            total += len(owners)
+        right, total = tracks_right(choice, d["groups"])
         rows.append({"crit": float("nan"), "right": right, "total": total, "claims": int(np.count_nonzero(choice))})
     return summarise(rows, photos)
 
