@@ -288,18 +288,15 @@ class Reader:
         across = space_normals_px(lit.quads_px)
         reach = 0.5 - INNER[1] / 2
         steps = self.config.car_across_steps
-        colour_car = np.stack([inner_mean_lab(lit.board, lit.quads_px + shift + across * (reach * k / steps))
-                               for k in range(-steps, steps + 1)], axis=1) if steps else (
-            inner_mean_lab(lit.board, lit.quads_px + shift) if np.any(shift) else spaces.lab_mean)
+        colour_car = np.stack([inner_mean_lab(lit.board, lit.quads_px + shift + across * (reach * k / max(steps, 1)))
+                               for k in range(-steps, steps + 1)], axis=1)  # (N, 2 steps + 1, 3)
         isolated = None
         if change is not None:
             # With the empty view, what changed is the car: its own colour when it covers part of
             # the space (a fully covered space is read whole: its changed pixels include shadow).
             # The print is still judged on the whole space.
             isolated = (change.changed_share >= 0.3) & (change.changed_share < 0.8)
-            changed = change.changed_lab if colour_car.ndim == 2 else change.changed_lab[:, None, :]
-            colour_car = np.where(isolated[:, None, None] if colour_car.ndim == 3 else isolated[:, None],
-                                  changed, colour_car)
+            colour_car = np.where(isolated[:, None, None], change.changed_lab[:, None, :], colour_car)
         return self.colour.loglik(spaces.lab_mean, self.printed, self.track_ids, ref, colour_car, isolated)
 
     def _classifier_loglik(self, cprobs: np.ndarray) -> np.ndarray:
