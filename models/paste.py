@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from vision.spaces import space_frames
+from vision.spaces import patch_points, space_frames
 
 EMPTY = 0  # class index of `empty` (vision.reading.SPACE_CLASSES order)
 
@@ -64,11 +64,6 @@ class PasteConfig:
 # ----------------------------------------------------------------------------- geometry
 
 
-def _frames(quads: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Centre, unit long axis, length and width of each space (`vision.spaces.space_frames`)."""
-    return space_frames(quads)
-
-
 def _rect_distance(pts: np.ndarray, c: np.ndarray, axis: np.ndarray, length: float, width: float) -> np.ndarray:
     """Distance (same unit) of points (..., 2) to a rectangle (centre, unit long axis, sides); 0 inside."""
     d = pts - c
@@ -78,14 +73,8 @@ def _rect_distance(pts: np.ndarray, c: np.ndarray, axis: np.ndarray, length: flo
 
 
 def patch_points_mm(quads_mm: np.ndarray, side_mm: float, imgsz: int) -> np.ndarray:
-    """(N, S, S, 2) board point (mm) each patch pixel shows, as `vision.spaces.crop_spaces` cuts it:
-    pixel (x, y) of space k is centre_k + (x - half) * u_k + (y - half) * v_k."""
-    c, axis, _, _ = _frames(quads_mm)
-    scale = side_mm / imgsz
-    g = np.arange(imgsz) - (imgsz - 1) / 2.0
-    u = axis * scale
-    v = np.stack([-axis[:, 1], axis[:, 0]], axis=1) * scale
-    return (c[:, None, None] + g[None, None, :, None] * u[:, None, None] + g[None, :, None, None] * v[:, None, None])
+    """(N, S, S, 2) board point (mm) each patch pixel shows, as `vision.spaces.crop_spaces` cuts it."""
+    return patch_points(quads_mm, side_mm / imgsz, imgsz)
 
 
 def car_regions(quads_mm: np.ndarray, track_ids: np.ndarray, side_mm: float, imgsz: int,
@@ -94,7 +83,7 @@ def car_regions(quads_mm: np.ndarray, track_ids: np.ndarray, side_mm: float, img
     `grow_mm` of a space of its own track and nearer to those than to any other track's space.
     Core: the space's own middle (`core_part` of its length and width), always car when it is held."""
     quads_mm = np.asarray(quads_mm, float)
-    c, axis, length, width = _frames(quads_mm)
+    c, axis, length, width = space_frames(quads_mm)
     pts = patch_points_mm(quads_mm, side_mm, imgsz)
     n = len(quads_mm)
     region = np.zeros((n, imgsz, imgsz), bool)
@@ -180,7 +169,7 @@ def paste_car(car: np.ndarray, alpha: np.ndarray, background: np.ndarray, shift:
 
 def other_lane_space(quads_mm: np.ndarray, track_ids: np.ndarray, double_ids) -> np.ndarray:
     """(N,) per space, the nearest space of its double route's other lane, or -1 on a single route."""
-    c = _frames(np.asarray(quads_mm, float))[0]
+    c = space_frames(np.asarray(quads_mm, float))[0]
     out = np.full(len(track_ids), -1)
     for k, t in enumerate(track_ids):
         o = double_ids[int(t)]
@@ -193,7 +182,7 @@ def other_lane_space(quads_mm: np.ndarray, track_ids: np.ndarray, double_ids) ->
 def frame_warp(quads_mm: np.ndarray, side_mm: float, imgsz: int, src: int, dst: int) -> np.ndarray:
     """2x3 affine taking space `dst`'s patch pixels to space `src`'s (cv2.WARP_INVERSE_MAP): what
     `src`'s patch shows, seen from `dst`'s patch frame (`crop_spaces`' pixel-to-board maps)."""
-    c, axis, _, _ = _frames(np.asarray(quads_mm, float))
+    c, axis, _, _ = space_frames(np.asarray(quads_mm, float))
     scale, half = side_mm / imgsz, (imgsz - 1) / 2.0
 
     def frame(k):

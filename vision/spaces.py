@@ -178,25 +178,30 @@ def cut_spaces(lit: LitBoard, geometry: CropGeometry, track_ids: np.ndarray, ind
     return crop_spaces(lit.board, quads, lit.px_per_mm, geometry, track_ids, index)
 
 
+def patch_points(quads: np.ndarray, scale: float, imgsz: int, dtype=np.float64) -> np.ndarray:
+    """(N, S, S, 2) the point (in the quads' units) each pixel of each space's patch shows: pixel
+    (x, y) of space k shows centre_k + (x - half) * u_k + (y - half) * v_k, u along the space and v
+    across it, each `scale` long (the quads' units per patch pixel), half = (S - 1) / 2."""
+    c, axis, _, _ = space_frames(quads)
+    g = (np.arange(imgsz) - (imgsz - 1) / 2.0).astype(dtype)
+    u = (axis * scale).astype(dtype)
+    v = (np.stack([-axis[:, 1], axis[:, 0]], axis=1) * scale).astype(dtype)
+    cc = c.astype(dtype)
+    return cc[:, None, None, :] + g[None, None, :, None] * u[:, None, None, :] + g[None, :, None, None] * v[:, None, None, :]
+
+
 def crop_spaces(board_norm: np.ndarray, quads_px: np.ndarray, px_per_mm: float,
                 geometry: CropGeometry = CropGeometry(), track_ids: np.ndarray | None = None,
                 index: np.ndarray | None = None, inner: tuple[float, float] = INNER) -> SpacePatches:
     """Patches and inner-colour statistics (of the `inner` part) of every space (see module doc)."""
     quads_px = np.asarray(quads_px, dtype=float)
     n = len(quads_px)
-    c, axis, length, width = space_frames(quads_px)
+    _, _, length, width = space_frames(quads_px)
     s = geometry.imgsz
     scale = geometry.side_mm * px_per_mm / s  # board pixels per patch pixel
-    half = (s - 1) / 2.0
-    # One remap for all patches: patch pixel (x, y) of space k shows the board point
-    # centre_k + (x - half) * u_k + (y - half) * v_k (u along the space, v across it).
-    g = np.arange(s, dtype=np.float32) - half
-    u = (axis * scale).astype(np.float32)
-    v = (np.stack([-axis[:, 1], axis[:, 0]], axis=1) * scale).astype(np.float32)
-    cc = c.astype(np.float32)
-    map_x = cc[:, None, None, 0] + g[None, None, :] * u[:, None, None, 0] + g[None, :, None] * v[:, None, None, 0]
-    map_y = cc[:, None, None, 1] + g[None, None, :] * u[:, None, None, 1] + g[None, :, None] * v[:, None, None, 1]
-    patches = cv2.remap(board_norm, map_x.reshape(n * s, s), map_y.reshape(n * s, s), cv2.INTER_LINEAR,
+    # One remap for all patches.
+    pts = patch_points(quads_px, scale, s, np.float32)
+    patches = cv2.remap(board_norm, pts[..., 0].reshape(n * s, s), pts[..., 1].reshape(n * s, s), cv2.INTER_LINEAR,
                         borderMode=cv2.BORDER_REPLICATE).reshape(n, s, s, 3)
     lab, spread, mean = inner_lab(patches, length / scale, width / scale, inner)
     if track_ids is None:
