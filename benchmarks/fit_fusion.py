@@ -80,8 +80,7 @@ GRID = {
 }
 _SHIPPED = ReaderConfig()
 # The shipped parameters (the sigma scale is on ColourModelConfig's sigmas), always in the grid.
-DEFAULT = (_SHIPPED.w_colour, _SHIPPED.classifier_colour_trust, _SHIPPED.classifier_floor,
-           getattr(_SHIPPED, "colour_sigma_scale", 1.0))
+DEFAULT = (_SHIPPED.w_colour, _SHIPPED.classifier_colour_trust, _SHIPPED.classifier_floor, _SHIPPED.colour_sigma_scale)
 
 
 def scaled_colour(sigma: float) -> ColourModel:
