@@ -9,11 +9,19 @@ from __future__ import annotations
 import cv2
 import numpy as np
 import pytest
+from conftest import corner_error_pct
 
 from scoring.board import load_board
 from vision.locate import BoardCutOff, BoardNotFound, locate_board, scale_location
-from vision.rectify import (BOARD_MM, board_to_photo_homography, flatten, flattened_size,
-                            flattened_to_photo_homography, to_board, to_photo)
+from vision.rectify import (
+    BOARD_MM,
+    board_to_photo_homography,
+    flatten,
+    flattened_size,
+    flattened_to_photo_homography,
+    to_board,
+    to_photo,
+)
 
 PPM = 1.0  # the stand-in board is drawn at 1 px/mm
 
@@ -110,12 +118,6 @@ def synthetic_photo(seed: int, size_wh=(1200, 900), turn_deg=None, fill=None, ki
     photo = warped * alpha + bg * (1 - alpha)
     photo = cv2.GaussianBlur(photo, (0, 0), 0.7) + rng.normal(0, 2.5, photo.shape)
     return np.clip(photo, 0, 255).astype(np.uint8), np.asarray(corners, float)
-
-
-def corner_error_pct(found, truth) -> float:
-    t = np.asarray(truth, float)
-    diag = np.linalg.norm(t[0] - t[2])
-    return float(np.mean(np.linalg.norm(np.asarray(found, float) - t, axis=1)) / diag * 100)
 
 
 @pytest.mark.parametrize("seed", range(8))

@@ -9,21 +9,22 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from conftest import chessboard_image, corner_error_pct
 
-from vision.locate import BoardMirrored, BoardNotFound, LocateConfig, locate_board
+from vision.locate import (
+    BoardMirrored,
+    BoardNotFound,
+    LocateConfig,
+    _confidence,  # the stage's own scoring, tested as it is used
+    locate_board,
+)
 from vision.locate.dots import check_outline, city_dots_mm, verified
-from vision.locate import _confidence  # the stage's own scoring, tested as it is used
 from vision.rectify import shrink
 from vision.synth import camera as cam
 from vision.synth.render import render_photo
 
 DEV = Path(__file__).resolve().parents[3] / "shared" / "real" / "dev"
 CFG = LocateConfig()
-
-
-def _err_pct(found, truth) -> float:
-    t = np.asarray(truth, float)
-    return float(np.linalg.norm(np.asarray(found) - t, axis=1).mean() / np.linalg.norm(t[0] - t[2]) * 100)
 
 
 @pytest.fixture(scope="module")
@@ -69,10 +70,10 @@ def test_the_dots_put_an_outline_a_centimetre_off_right(photos):
         diag = np.linalg.norm(truth[0] - truth[2])
         off = truth + rng.normal(0, 0.01 * diag, truth.shape)
         chk = check_outline(p.image_bgr, off, city_dots_mm(), CFG.dots)
-        assert _err_pct(off, truth) > 0.5
+        assert corner_error_pct(off, truth) > 0.5
         assert chk.correction_mm > CFG.consistent_mm  # the check sees it is off ...
         assert _confidence(chk, CFG) < 0.5  # ... and scores it so
-        assert _err_pct(chk.corrected_xy, truth) < 0.3  # ... and knows where it belongs
+        assert corner_error_pct(chk.corrected_xy, truth) < 0.3  # ... and knows where it belongs
 
 
 def test_confidence_flags_every_outline_a_percent_off_and_no_right_one(photos):
@@ -101,25 +102,15 @@ def test_located_on_hostile_tables_or_refused_never_wrong():
         except BoardNotFound:
             refused += 1
             continue
-        errors.append(_err_pct(loc.corners_xy, p.corners_xy))
+        errors.append(corner_error_pct(loc.corners_xy, p.corners_xy))
     assert max(errors) < 1.0, errors  # never a wrong outline
     assert refused <= 2 and float(np.mean(errors)) <= 0.3, (refused, errors)
-
-
-def _chessboard(w=1600, h=1200, n=9):
-    img = np.full((h, w, 3), 235, np.uint8)
-    s = min(w, h) // (n + 1)
-    for i in range(n):
-        for j in range(n):
-            if (i + j) % 2:
-                cv2.rectangle(img, (s // 2 + i * s, s // 2 + j * s), (s // 2 + (i + 1) * s, s // 2 + (j + 1) * s), (20, 20, 20), -1)
-    return img
 
 
 def _no_board_photos():
     rng = np.random.default_rng(0)
     yield "noise", rng.integers(0, 256, (1200, 1600, 3), dtype=np.uint8)
-    yield "chessboard", _chessboard()
+    yield "chessboard", chessboard_image()
     for seed in range(4):  # wood, cloth, floors as the renderer draws them, no board on them
         yield f"table {seed}", np.clip(cam.table(np.random.default_rng(seed), (1600, 1200)), 0, 255).astype(np.uint8)
     # A red-brown frame round a pale sheet with copper dots strewn at random: the board's colours
@@ -157,8 +148,8 @@ def test_the_print_finds_the_board_on_a_checked_blanket_and_stone(name):
     small, scale = shrink(img, 1000)
     m = match_board(small)
     assert m is not None and m.inliers >= 40
-    assert _err_pct((m.corners_xy + 0.5) / scale - 0.5, truth) < 0.5
-    assert _err_pct(locate_board(img).corners_xy, truth) < 0.35
+    assert corner_error_pct((m.corners_xy + 0.5) / scale - 0.5, truth) < 0.5
+    assert corner_error_pct(locate_board(img).corners_xy, truth) < 0.35
 
 
 def test_a_mirrored_real_photo_is_refused_as_mirrored():

@@ -19,8 +19,12 @@ The stages, each its own module:
    as in 1, and checked as in 2; then every colour outline, not only the first clean one;
 4. choose: the first outline the dots confirm and would move by less than `consistent_mm` stands
    as found. An outline some dots agree with is put right by them (their homography) and checked
-   afresh, up to `corrections` times. Nothing confirmed: refused, saying why (no board, cut off,
-   mirrored, too small to check, or not confirmed).
+   afresh, up to `corrections` times;
+5. where the dots cannot speak (a board under `min_px_per_mm`, a blurred photo), the tracks' layout
+   (`layout`) may confirm the best of the outlines found and corrected in 1-4, with a warning
+   that says so.
+   Nothing confirmed: refused, saying why (no board, cut off, mirrored, too small to check, or not
+   confirmed).
 The confidence says how far the reported outline may still be off by the dots (how far they would
 move it, and how well they agree among themselves): 1 within 0.5 % of the board's diagonal, 0 from
 1 %, flagged under 0.5.
@@ -33,11 +37,20 @@ import cv2
 import numpy as np
 
 from vision.locate import outline, printed
-from vision.locate.config import DotConfig, LocateConfig, MatchConfig
+from vision.locate.config import DotConfig, LayoutConfig, LocateConfig, MatchConfig
 from vision.locate.dots import DotCheck, check_outline, city_dots_mm, verified
-from vision.locate.errors import (CUT_OFF_MESSAGE, TOO_SMALL_MESSAGE, UNCONFIRMED_MESSAGE, BoardCutOff, BoardMirrored,
-                                  BoardNotFound)
-from vision.quality import board_warnings
+from vision.locate.errors import (
+    BY_TRACKS_MESSAGE,
+    CUT_OFF_MESSAGE,
+    TOO_SMALL_MESSAGE,
+    UNCONFIRMED_MESSAGE,
+    BoardCutOff,
+    BoardMirrored,
+    BoardNotFound,
+)
+from vision.locate.layout import check_layout
+from vision.locate.layout import confirmed as layout_confirmed
+from vision.quality import BLUR_VAR, board_warnings, sharpness
 from vision.reading import BoardLocation
 from vision.rectify import BOARD_MM, board_to_photo_homography, photo_px_per_mm, shrink
 
@@ -45,7 +58,7 @@ BAND_MM = outline.BAND_MM
 MSG_UNSURE = ("the board's outline is uncertain: check the corners (or retake the photo from above, "
               "in even light)")
 
-__all__ = ["BoardCutOff", "BoardMirrored", "BoardNotFound", "DotConfig", "LocateConfig", "MatchConfig",
+__all__ = ["BoardCutOff", "BoardMirrored", "BoardNotFound", "DotConfig", "LayoutConfig", "LocateConfig", "MatchConfig",
            "locate_board", "scale_location"]
 
 
@@ -79,19 +92,28 @@ def locate_board(image_bgr: np.ndarray, cfg: LocateConfig = LocateConfig()) -> B
             break
 
     standing = [f for f in found if _stands(f, cfg)]
+    warnings = []
     if not standing:
         if cut:
             raise BoardCutOff(CUT_OFF_MESSAGE)
-        if _mirrored(small, ref, cfg):
-            raise BoardMirrored()
         across = max((photo_px_per_mm(f.corners_xy) * BOARD_MM[0] for f in found), default=np.inf)
-        if across < cfg.min_px_per_mm * BOARD_MM[0]:
-            raise BoardNotFound(TOO_SMALL_MESSAGE.format(px=int(across)))
-        raise BoardNotFound(UNCONFIRMED_MESSAGE) if found else BoardNotFound()
-    best = standing[0]  # the first found that the dots confirm where it stands
+        small_board = across < cfg.min_px_per_mm * BOARD_MM[0]
+        # The dots cannot speak on a board too small or too blurred to show them: the tracks may.
+        blurred = bool(found) and sharpness(img, max(found, key=lambda f: f.check.found).corners_xy) < BLUR_VAR
+        by_layout = _by_layout(img, found, cfg) if small_board or blurred else None
+        if by_layout is None:
+            if _mirrored(small, ref, cfg):
+                raise BoardMirrored()
+            if small_board:
+                raise BoardNotFound(TOO_SMALL_MESSAGE.format(px=int(across)))
+            raise BoardNotFound(UNCONFIRMED_MESSAGE) if found else BoardNotFound()
+        standing = [by_layout]
+        warnings.append(BY_TRACKS_MESSAGE.format(why=f"the board is small in the photo ({int(across)} pixels across)"
+                                                 if small_board else "the photo is blurred"))
+    best = standing[0]  # the first found that the dots (or, on a small board, the tracks) confirm
     corners, check = best.corners_xy, best.check
 
-    warnings = _frame_check(corners, (w, h))
+    warnings = _frame_check(corners, (w, h)) + warnings
     confidence = _confidence(check, cfg)
     if confidence < 0.5:
         warnings.append(MSG_UNSURE)
@@ -157,6 +179,17 @@ def _confirm(img, small, scale, corners_xy, source, cfg, refined: bool = False) 
             break  # the last correction brought no more dots into agreement
         start, how, best_found = fitted.check.corrected_xy, "dots", fitted.check.found
     return out
+
+
+def _by_layout(img, found: list[_Found], cfg: LocateConfig) -> _Found | None:
+    """Where the city dots cannot confirm an outline: of the outlines found (the dots' corrections
+    among them, right or steered by chance specks), the one the tracks' layout confirms best."""
+    best, best_score = None, -np.inf
+    for f in found:
+        chk = check_layout(img, f.corners_xy, cfg.layout)
+        if layout_confirmed(chk, cfg.layout) and chk.score > best_score:
+            best, best_score = f, chk.score
+    return best
 
 
 def _mirrored(small, ref, cfg) -> bool:

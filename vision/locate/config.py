@@ -27,6 +27,19 @@ class DotConfig:
 
 
 @dataclass(frozen=True)
+class LayoutConfig:
+    """Checking an outline by the tracks' layout (`layout.check_layout`), where the city dots cannot
+    be made out: a board under `LocateConfig.min_px_per_mm`, or a blurred photo (`vision.quality`)."""
+
+    px_per_mm: float = 0.25  # the coarse flattening it is judged on (a space is 2 x 6 pixels)
+    # Measured on the right outlines of renders and of the development photos shrunk to 480-640
+    # pixels (0.34-0.79), and on the same outlines turned half round or mirrored (-0.01-0.12):
+    # a board is confirmed half way between, and clear of its own turned outline by as much.
+    min_score: float = 0.25
+    min_margin: float = 0.15
+
+
+@dataclass(frozen=True)
 class MatchConfig:
     """Finding the board by its printed look (`printed.match_board`)."""
 
@@ -43,6 +56,7 @@ class LocateConfig:
 
     work_side: int = 1000  # long side of the image the search and the checks run on, pixels
     dots: DotConfig = field(default_factory=DotConfig)
+    layout: LayoutConfig = field(default_factory=LayoutConfig)
     match: MatchConfig = field(default_factory=MatchConfig)
     # An outline the dots would move less than this (mean over its corners) stands as found; the
     # dots' own scatter moves a right outline 1-3 mm on the development photos.

@@ -9,6 +9,9 @@ UNCONFIRMED_MESSAGE = ("the board's outline could not be confirmed: retake the p
                        "whole board in the frame")
 TOO_SMALL_MESSAGE = ("the board is too small in the photo ({px} pixels across) to confirm its outline: come "
                      "closer, or send the photo at full size")
+# Not a refusal: the warning on a board found where the city dots could not be made out.
+BY_TRACKS_MESSAGE = ("{why}, so the board's outline was checked by its tracks alone and some tracks may be "
+                     "misread: come closer, hold still, or send the photo at full size")
 MIRRORED_MESSAGE = ("the photo is mirrored (as a front camera's selfie view shows it): turn mirroring off "
                     "or use the back camera, and take it again")
 

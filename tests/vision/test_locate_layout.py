@@ -1,0 +1,102 @@
+"""The locator on boards too small or blurred for their city dots: the tracks' layout confirms the
+right outline and no turned, mirrored or shifted one, such boards are found (not refused as "too
+small"), and small photos with no board, or a mirrored board, are still refused. Images from the
+project's renderer, shrunk the way a messaging app shrinks a photo."""
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+from conftest import chessboard_image, corner_error_pct
+
+from vision.locate import BoardNotFound, LocateConfig, locate_board
+from vision.locate.errors import BY_TRACKS_MESSAGE
+from vision.locate.layout import check_layout, confirmed
+from vision.rectify import BOARD_MM, photo_px_per_mm
+from vision.synth import camera as cam
+from vision.synth.render import render_photo
+
+CFG = LocateConfig()
+SHRINK = 0.3  # a 1600 x 1200 render becomes 480 x 360: the board ~300-450 pixels across
+
+
+def _shrunk(image, corners, f=SHRINK):
+    small = cv2.resize(image, None, fx=f, fy=f, interpolation=cv2.INTER_AREA)
+    ok, data = cv2.imencode(".jpg", small, [cv2.IMWRITE_JPEG_QUALITY, 80])  # a messaging app's copy
+    return cv2.imdecode(data, cv2.IMREAD_COLOR), (np.asarray(corners, float) + 0.5) * f - 0.5
+
+
+@pytest.fixture(scope="module")
+def small_photos():
+    out = []
+    for seed in (21, 22, 23):
+        rng = np.random.default_rng(seed)
+        claims = {"red": [0, 5, 9, 40, 61], "blue": [12, 60, 77], "yellow": [20, 33, 88], "green": [45, 70]}
+        p = render_photo(rng, claims, size_wh=(1600, 1200))
+        out.append(_shrunk(p.image_bgr, p.corners_xy))
+    return out
+
+
+def test_the_boards_are_too_small_for_the_dots(small_photos):
+    for _, corners in small_photos:  # else this file would not test what it says
+        assert photo_px_per_mm(corners) < CFG.min_px_per_mm
+
+
+def test_the_layout_confirms_the_true_outline_and_no_turned_or_mirrored_one(small_photos):
+    for img, truth in small_photos:
+        assert confirmed(check_layout(img, truth, CFG.layout), CFG.layout)
+        for order in ((2, 3, 0, 1), (1, 0, 3, 2), (3, 2, 1, 0), (1, 2, 3, 0)):
+            assert not confirmed(check_layout(img, truth[list(order)], CFG.layout), CFG.layout), order
+
+
+def test_the_layout_refuses_an_outline_three_percent_off(small_photos):
+    rng = np.random.default_rng(5)
+    for img, truth in small_photos:
+        diag = np.linalg.norm(truth[0] - truth[2])
+        for _ in range(3):
+            d = rng.normal(0, 1, truth.shape)
+            off = truth + d / np.linalg.norm(d, axis=1).mean() * 0.03 * diag
+            assert not confirmed(check_layout(img, off, CFG.layout), CFG.layout)
+
+
+def test_a_small_board_is_found_and_says_how_it_was_checked(small_photos):
+    for img, truth in small_photos:
+        loc = locate_board(img)
+        assert corner_error_pct(loc.corners_xy, truth) < 0.5
+        assert any("checked by its tracks alone" in w for w in loc.warnings), loc.warnings
+        assert BY_TRACKS_MESSAGE.split("{why}")[1][:30] in " ".join(loc.warnings)
+
+
+def test_a_small_mirrored_board_is_refused(small_photos):
+    for img, _ in small_photos:
+        with pytest.raises(BoardNotFound):
+            locate_board(np.ascontiguousarray(img[:, ::-1]))
+
+
+def _small_no_board_photos():
+    rng = np.random.default_rng(0)
+    yield "noise", rng.integers(0, 256, (360, 480, 3), dtype=np.uint8)
+    yield "chessboard", cv2.resize(chessboard_image(), (480, 360), interpolation=cv2.INTER_AREA)
+    for seed in range(3):
+        t = np.clip(cam.table(np.random.default_rng(seed), (1600, 1200)), 0, 255).astype(np.uint8)
+        yield f"table {seed}", cv2.resize(t, (480, 360), interpolation=cv2.INTER_AREA)
+    # The board's frame and colours, with tracks drawn at random instead of its own: a red-brown
+    # band round a pale sheet with coloured bars strewn over it.
+    img = np.full((360, 480, 3), (120, 140, 150), np.uint8)
+    x0, y0 = 60, 60
+    w, h = int(BOARD_MM[0] * 0.36), int(BOARD_MM[1] * 0.36)
+    cv2.rectangle(img, (x0, y0), (x0 + w, y0 + h), (38, 48, 112), -1)
+    cv2.rectangle(img, (x0 + 9, y0 + 9), (x0 + w - 9, y0 + h - 9), (205, 200, 195), -1)
+    for _ in range(120):
+        c = rng.uniform((x0 + 12, y0 + 12), (x0 + w - 12, y0 + h - 12))
+        a = rng.uniform(0, np.pi)
+        d = 4 * np.array([np.cos(a), np.sin(a)])
+        colour = tuple(int(v) for v in rng.integers(0, 200, 3))
+        cv2.line(img, tuple(int(v) for v in c - d), tuple(int(v) for v in c + d), colour, 3)
+    yield "frame with random bars", img
+
+
+@pytest.mark.parametrize("name,image", list(_small_no_board_photos()), ids=lambda x: x if isinstance(x, str) else "")
+def test_small_photos_with_no_board_are_refused(name, image):
+    with pytest.raises(BoardNotFound):
+        locate_board(image)

@@ -1,0 +1,80 @@
+"""The tracks' layout: check an outline where the board is too small in the photo for its city dots.
+
+In: an image (BGR uint8) and a candidate outline in it (board order TL, TR, BR, BL).
+Out: `LayoutCheck`: how well the photo, flattened by that outline, puts ink (print or cars: anything
+not paper) where the template has its 309 spaces, and how well the same outline does turned half
+round or mirrored.
+
+Why: a city dot is 10 mm across, so on a board under ~600 pixels across (a messaging app's
+thumbnail, a photo from across the room) it is a few pixels of blurred copper, and red cars beside
+it answer as well; the dots then neither confirm an outline nor put it right. The spaces are
+25 x 8 mm and there are 309 of them, in a layout with no symmetry: flattened coarsely (4 mm a
+pixel) the photo's ink still follows them, on the right outline only (the same outline turned half
+round or mirrored puts the spaces on paper). Print or car does not matter here, nor the colours'
+cast: only "not paper".
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import cv2
+import numpy as np
+
+from calibration.template import load_template
+from vision.locate.config import LayoutConfig
+from vision.rectify import flatten, flattened_size
+from vision.spaces import BORDER_MM
+
+
+@dataclass(frozen=True)
+class LayoutCheck:
+    """What the tracks' layout says of one outline."""
+
+    score: float  # correlation (-1..1) of the flattened photo's ink with the template's spaces
+    rival: float  # the best score of the same outline turned half round or mirrored
+
+
+@lru_cache(maxsize=4)
+def spaces_image(px_per_mm: float) -> np.ndarray:
+    """The template's spaces filled (1) on an empty board (0), flattened at `px_per_mm`."""
+    w, h = flattened_size(px_per_mm)
+    img = np.zeros((h, w), np.float32)
+    for q in load_template().all_spaces().quads:
+        pts = np.round((q * px_per_mm - 0.5) * 16).astype(np.int32)  # 4 fractional bits
+        cv2.fillConvexPoly(img, pts, 1.0, lineType=cv2.LINE_AA, shift=4)
+    return img
+
+
+def ink(flat_bgr: np.ndarray, map_inset: int) -> np.ndarray:
+    """How far each pixel is from the map's paper (Lab distance to the map's median colour)."""
+    lab = cv2.cvtColor(flat_bgr, cv2.COLOR_BGR2LAB).astype(np.float32)
+    paper = np.median(lab[map_inset:-map_inset, map_inset:-map_inset].reshape(-1, 3), axis=0)
+    return np.linalg.norm(lab - paper, axis=2)
+
+
+def _score(image_bgr: np.ndarray, corners: np.ndarray, px_per_mm: float, inset: int) -> float:
+    a = ink(flatten(image_bgr, corners, px_per_mm=px_per_mm), inset)[inset:-inset, inset:-inset].ravel()
+    b = spaces_image(px_per_mm)[inset:-inset, inset:-inset].ravel()
+    if a.std() < 1e-6:
+        return 0.0
+    return float(np.corrcoef(a, b)[0, 1])
+
+
+def check_layout(image_bgr: np.ndarray, corners_xy, cfg: LayoutConfig = LayoutConfig()) -> LayoutCheck:
+    """The tracks' layout's verdict on an outline (photo pixels of `image_bgr`, board order)."""
+    c = np.asarray(corners_xy, dtype=np.float64).reshape(4, 2)
+    inset = max(1, int(round(BORDER_MM * cfg.px_per_mm)))  # the map only: the score track is all ink
+    try:
+        right = _score(image_bgr, c, cfg.px_per_mm, inset)
+        # Half round, mirrored left-right, mirrored top-bottom: the outlines a wrong corner order gives.
+        rival = max(_score(image_bgr, c[list(order)], cfg.px_per_mm, inset)
+                    for order in ((2, 3, 0, 1), (1, 0, 3, 2), (3, 2, 1, 0)))
+    except (ValueError, cv2.error):
+        return LayoutCheck(0.0, 0.0)
+    return LayoutCheck(right, rival)
+
+
+def confirmed(check: LayoutCheck, cfg: LayoutConfig = LayoutConfig()) -> bool:
+    """The layout confirms the board is there, the right way round."""
+    return check.score >= cfg.min_score and check.score - check.rival >= cfg.min_margin
