@@ -25,7 +25,7 @@ from vision.image_io import load_photo, read_header
 from vision.locate import locate_board
 from vision.quality import photo_warnings
 from vision.reading import CALIBRATION_SET_ASIDE, DOUBTFUL_TRACKS, PLAYER_COLORS, BoardLocation, Notice, Reading, TrackReading
-from vision.rectify import camera_position, flatten, parallax_mm
+from vision.rectify import camera_position, flatten, parallax_mm, photo_px_per_mm
 from vision.spaces import (
     INNER,
     CropGeometry,
@@ -38,6 +38,7 @@ from vision.spaces import (
     inner_mean_lab,
     light_board,
     paint_spaces,
+    space_frames,
     space_normals_px,
 )
 
@@ -167,6 +168,7 @@ class Reader:
         self.patch_seen_height_mm = float(crop.get("car_seen_height_mm", 0.0))
         self.spaces = self.template.all_spaces()
         self.quads_mm, self.track_ids, self.index = self.spaces
+        self.space_width_mm = float(np.median(space_frames(self.quads_mm)[3]))
         self.printed = [self.board.tracks[t].color for t in self.track_ids]
         self.player_printed = np.isin(self.printed, PLAYER_COLORS)
         self.colour = ColourModel(ColourModelConfig().scaled(config.colour_sigma_scale))
@@ -194,14 +196,17 @@ class Reader:
         if scale_to_photo != 1.0:
             loc = BoardLocation(np.asarray(loc.corners_xy, float) * scale_to_photo, loc.orientation,
                                 loc.confidence, loc.warnings)
-        return self.read_flattened(flat, loc, image_name, t_start, warnings, camera)
+        return self.read_flattened(flat, loc, image_name, t_start, warnings, camera,
+                                   photo_px_per_mm(loc.corners_xy))
 
     def read_flattened(self, flattened: np.ndarray, location: BoardLocation, image_name: str = "",
-                       t_start: float | None = None, warnings: list[str | Notice] | None = None, camera_mm=None) -> Reading:
+                       t_start: float | None = None, warnings: list[str | Notice] | None = None, camera_mm=None,
+                       seen_px_per_mm: float | None = None) -> Reading:
         """Read a board already flattened to the template frame at `config.px_per_mm` (`camera_mm`:
-        where the camera stood, see rectify.camera_position; None reads as if from straight above)."""
+        where the camera stood, see rectify.camera_position; None reads as if from straight above;
+        `seen_px_per_mm`: the photo's own scale over the board, None as if sharp enough)."""
         t_start = time.perf_counter() if t_start is None else t_start
-        ev = self.evidence(flattened, camera_mm)
+        ev = self.evidence(flattened, camera_mm, seen_px_per_mm)
         tracks = self.decide(ev)
         set_aside = ev.calibration.warning() if ev.calibration is not None else None
         warnings = list(warnings or []) + ([set_aside] if set_aside else []) + doubt_warnings(tracks)
@@ -209,27 +214,28 @@ class Reader:
                        px_per_mm=self.config.px_per_mm, warnings=warnings,
                        elapsed_ms=(time.perf_counter() - t_start) * 1000.0, space_quads_px=ev.quads_px)
 
-    def evidence(self, flattened: np.ndarray, camera_mm=None) -> SpaceEvidence:
+    def evidence(self, flattened: np.ndarray, camera_mm=None, seen_px_per_mm: float | None = None) -> SpaceEvidence:
         """What every space of a flattened board shows, from each source of evidence, fused. With a
         calibration, the board is read without it first, and again with it where it fits the photo
         (see CalibrationConfig); `SpaceEvidence.calibration` says which."""
         cfg = self.config
         lit = light_board(flattened, self.quads_mm, cfg.px_per_mm, cfg.register)
         spaces = cut_spaces(lit, self.geometry, self.track_ids, self.index)
-        plain = self._fused(lit, spaces, camera_mm)
+        plain = self._fused(lit, spaces, camera_mm, seen_px_per_mm)
         if self.calibration is None:
             return plain
         match, against = self._against_calibration(lit, spaces, plain)
         if not match.used:
             return replace(plain, calibration=match)
         lit, spaces, change, ref = against
-        return replace(self._fused(lit, spaces, camera_mm, change, ref), calibration=match)
+        return replace(self._fused(lit, spaces, camera_mm, seen_px_per_mm, change, ref), calibration=match)
 
-    def _fused(self, lit: LitBoard, spaces: SpacePatches, camera_mm, change=None, ref=None) -> SpaceEvidence:
+    def _fused(self, lit: LitBoard, spaces: SpacePatches, camera_mm, seen_px_per_mm=None, change=None,
+               ref=None) -> SpaceEvidence:
         """The evidence of the colour model, the change against an empty view (`change`, with that
         view's colours `ref`; None: no calibration) and the classifier, fused."""
         cfg = self.config
-        parts = [(self._colour_loglik(lit, spaces, camera_mm, change, ref), cfg.w_colour)]
+        parts = [(self._colour_loglik(lit, spaces, camera_mm, seen_px_per_mm, change, ref), cfg.w_colour)]
         if change is not None:
             parts.append((change_loglik(change.d50), cfg.w_change))
         cprobs = None
@@ -278,7 +284,7 @@ class Reader:
         empty = [t.track_id for t in self.decide(ev) if t.owner is None and not t.doubtful]
         return np.isin(self.track_ids, empty)
 
-    def _colour_loglik(self, lit: LitBoard, spaces: SpacePatches, camera_mm, change, ref) -> np.ndarray:
+    def _colour_loglik(self, lit: LitBoard, spaces: SpacePatches, camera_mm, seen_px_per_mm, change, ref) -> np.ndarray:
         """(N, 6) the colour evidence. The mean colour mixes linearly when a car covers part of its
         space (see ColourModel); print is measured on the space, a car where it is seen (parallax)."""
         shift = car_offsets_px(self.quads_mm, camera_mm, self.config.colour_seen_height_mm, lit.px_per_mm)
@@ -287,7 +293,7 @@ class Reader:
         # space, from its middle to where the measured strip meets the space's edge.
         across = space_normals_px(lit.quads_px)
         reach = 0.5 - INNER[1] / 2
-        steps = self.config.car_across_steps
+        steps = self._across_steps(reach, seen_px_per_mm)
         colour_car = np.stack([inner_mean_lab(lit.board, lit.quads_px + shift + across * (reach * k / max(steps, 1)))
                                for k in range(-steps, steps + 1)], axis=1)  # (N, 2 steps + 1, 3)
         isolated = None
@@ -298,6 +304,16 @@ class Reader:
             isolated = (change.changed_share >= 0.3) & (change.changed_share < 0.8)
             colour_car = np.where(isolated[:, None, None], change.changed_lab[:, None, :], colour_car)
         return self.colour.loglik(spaces.lab_mean, self.printed, self.track_ids, ref, colour_car, isolated)
+
+    def _across_steps(self, reach: float, seen_px_per_mm: float | None) -> int:
+        """How many places each side of the middle a car's colour is looked for: at most
+        `car_across_steps`, and no closer together than a pixel of the photo (on a small board,
+        places closer than that see the same pixels, and the best of them is only noise)."""
+        steps = self.config.car_across_steps
+        if seen_px_per_mm is None:
+            return steps
+        reach_px = reach * self.space_width_mm * float(seen_px_per_mm)
+        return int(np.clip(np.floor(reach_px), 0, steps))
 
     def _classifier_loglik(self, cprobs: np.ndarray) -> np.ndarray:
         return self.classifier.loglik(cprobs, self.config.classifier_floor, self.config.classifier_colour_trust)

@@ -4,13 +4,17 @@ the way careless hands do (vision.synth.trains.Hands)."""
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import lru_cache
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scoring.board import load_board
 from vision.classify import CAR_LAB, PRINTED_LAB, ColourModel
 from vision.read import Reader, ReaderConfig
 from vision.reading import SPACE_CLASSES
+from vision.spaces import INNER
 from vision.synth.board_art import _space_frame
 from vision.synth.positions import random_position
 from vision.synth.render import default_model, render_photo
@@ -70,3 +74,23 @@ def test_the_reader_reads_sloppy_cars_at_least_as_well_when_it_looks_across():
                             for image, owner in photos for t in reader.read(image).tracks)
     assert rights[2] >= rights[0]
     assert rights[2] >= 190
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(0.05, 8.0))
+def test_the_places_across_are_never_closer_than_a_pixel_of_the_photo(seen_px_per_mm):
+    reader = _reader()
+    reach = 0.5 - INNER[1] / 2
+    steps = reader._across_steps(reach, seen_px_per_mm)
+    reach_px = reach * reader.space_width_mm * seen_px_per_mm
+    assert 0 <= steps <= reader.config.car_across_steps
+    if steps:
+        assert reach_px / steps >= 1.0  # neighbouring places at least a photo pixel apart
+    if steps < reader.config.car_across_steps:
+        assert reach_px / (steps + 1) < 1.0  # and as many of them as that allows
+    assert reader._across_steps(reach, None) == reader.config.car_across_steps
+
+
+@lru_cache(maxsize=1)
+def _reader() -> Reader:
+    return Reader()
