@@ -31,9 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from scoring.board import load_board
 from scoring.errors import TtrError
 from vision.calibrate import fit_from_flattened
-from vision.locate import locate_board
 from vision.read import CalibrationConfig, Reader, ReaderConfig
-from vision.rectify import camera_position, flatten
 from vision.synth.camera import jpeg, photograph_scene, random_camera
 from vision.synth.positions import random_position
 from vision.synth.render import _light, _printed_board, default_model
@@ -46,7 +44,7 @@ VEIL_LEVEL = 225.0  # the veil's white in the photo (a bright paper's level)
 
 def shoot(printed: np.ndarray, claims: dict, rng: np.random.Generator, light_seed, veil: float = 0.0):
     """One photo of the print `printed` with `claims` on it, in the light drawn from `light_seed`;
-    returns (flattened board, camera position) as the reader gets them."""
+    returns the photo as the camera gives it (JPEG)."""
     model = default_model()
     cam = random_camera(rng, SIZE, tilt_deg=float(rng.uniform(0, 25)))
     flat = printed.copy()
@@ -56,9 +54,7 @@ def shoot(printed: np.ndarray, claims: dict, rng: np.random.Generator, light_see
     img, _ = photograph_scene(np.random.default_rng(light_seed), flat, PPM, cam, "usual")
     if veil:
         img = np.clip(img.astype(np.float32) * (1 - veil) + veil * VEIL_LEVEL, 0, 255).astype(np.uint8)
-    img = cv2.imdecode(np.frombuffer(jpeg(rng, img, 90), np.uint8), cv2.IMREAD_COLOR)
-    loc = locate_board(img)
-    return flatten(img, loc.corners_xy, px_per_mm=PPM), camera_position(loc.corners_xy, img.shape[1::-1])
+    return cv2.imdecode(np.frombuffer(jpeg(rng, img, 90), np.uint8), cv2.IMREAD_COLOR)
 
 
 def score(tracks, owner: dict) -> tuple[int, int]:
@@ -85,13 +81,13 @@ def rows_for_board(seed: int, n_played: int, plain: Reader, fitter: Reader) -> l
     rows = []
     for k, (kind, claims, light, veil) in enumerate(jobs):
         try:
-            flat, cam = shoot(printed, claims, np.random.default_rng([seed, 4, k]), light, veil)
+            view = plain.view(shoot(printed, claims, np.random.default_rng([seed, 4, k]), light, veil))
         except TtrError as e:  # a board the locator refuses: nothing to compare
             print(f"board {seed} {kind}: not read ({e})", flush=True)
             continue
         owner = {tid: p for p, ids in claims.items() for tid in ids}
-        base = score(plain.decide(plain.evidence(flat, cam)), owner)
-        ev = forced.evidence(flat, cam)
+        base = score(plain.decide(plain.view_evidence(view)), owner)
+        ev = forced.view_evidence(view)
         with_cal = score(forced.decide(ev), owner)
         m = ev.calibration
         row = {"board": seed, "photo": kind, "aligned": m.verdict != "not aligned", "judged": m.judged,

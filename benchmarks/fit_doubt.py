@@ -47,11 +47,8 @@ from scoring.board import load_board  # noqa: E402
 from scoring.errors import TtrError  # noqa: E402
 from vision.decide import DOUBT_KINDS, DecideConfig, contest_kind, decide_choice, doubt_chance, evidence_margins  # noqa: E402
 from vision.image_io import load_photo, read_header  # noqa: E402
-from vision.locate import locate_board  # noqa: E402
-from vision.quality import photo_warnings  # noqa: E402
 from vision.read import Reader, decode_reduction  # noqa: E402
 from vision.reading import SPACE_CLASSES  # noqa: E402
-from vision.rectify import camera_position, flatten  # noqa: E402
 
 PHOTO_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp", ".heic")
 # The most doubtful tracks a played photo may ask a player to check (issue 13: "at most 5").
@@ -85,12 +82,9 @@ def truth_per_track(truth: dict, reader: Reader, owners_read: list) -> np.ndarra
 def read_one(reader: Reader, path: Path) -> dict:
     w, h = read_header(str(path)).size_wh
     img = load_photo(str(path), reduce=decode_reduction(w, h))
-    loc = locate_board(img)
-    warnings = list(loc.warnings)
-    warnings.extend(x for x in photo_warnings(img, loc) if x not in warnings)
-    flat = flatten(img, loc.corners_xy, px_per_mm=reader.config.px_per_mm)
-    camera = camera_position(loc.corners_xy, img.shape[1::-1])
-    ev = reader.evidence(flat, camera)
+    view = reader.view(img)
+    warnings = list(view.warnings)
+    ev = reader.view_evidence(view)
     tracks = reader.decide(ev)
     return {"loglik": ev.loglik, "probs": ev.probs, "lab": ev.lab, "lab_spread": ev.lab_spread,
             "warnings": np.array(json.dumps(warnings)),

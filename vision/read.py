@@ -145,6 +145,19 @@ class SpaceEvidence:
             raise ValueError("SpaceEvidence fields must have one row per space")
 
 
+@dataclass(frozen=True)
+class BoardView:
+    """A photo's board as the reader sees it: located, flattened to the template frame, where the
+    camera stood, and the photo's own scale over the board (its pixels per board millimetre, which
+    says how fine a detail the photo can show)."""
+
+    location: BoardLocation  # in the pixels of the image read
+    flattened: np.ndarray  # at ReaderConfig.px_per_mm
+    camera_mm: np.ndarray  # see rectify.camera_position
+    seen_px_per_mm: float
+    warnings: tuple  # the locator's and the photo's quality warnings
+
+
 class Reader:
     """Loads the template and the classifier once; `read(image)` per photo.
 
@@ -188,16 +201,26 @@ class Reader:
         """Locate the board in a photo and read it. `scale_to_photo` maps image pixels to the
         photo's displayed pixels (when the image was decoded reduced)."""
         t_start = time.perf_counter() if t_start is None else t_start
-        loc = locate_board(image_bgr)
-        warnings = list(loc.warnings)
-        warnings.extend(w for w in photo_warnings(image_bgr, loc) if w not in warnings)
-        flat = flatten(image_bgr, loc.corners_xy, px_per_mm=self.config.px_per_mm)
-        camera = camera_position(loc.corners_xy, image_bgr.shape[1::-1])
+        view = self.view(image_bgr)
+        loc = view.location
         if scale_to_photo != 1.0:
             loc = BoardLocation(np.asarray(loc.corners_xy, float) * scale_to_photo, loc.orientation,
                                 loc.confidence, loc.warnings)
-        return self.read_flattened(flat, loc, image_name, t_start, warnings, camera,
-                                   photo_px_per_mm(loc.corners_xy))
+        return self.read_flattened(view.flattened, loc, image_name, t_start, list(view.warnings), view.camera_mm,
+                                   view.seen_px_per_mm)
+
+    def view(self, image_bgr: np.ndarray) -> BoardView:
+        """The board in a photo as the reader sees it (raises BoardNotFound and the like)."""
+        loc = locate_board(image_bgr)
+        warnings = list(loc.warnings)
+        warnings.extend(w for w in photo_warnings(image_bgr, loc) if w not in warnings)
+        return BoardView(loc, flatten(image_bgr, loc.corners_xy, px_per_mm=self.config.px_per_mm),
+                         camera_position(loc.corners_xy, image_bgr.shape[1::-1]), photo_px_per_mm(loc.corners_xy),
+                         tuple(warnings))
+
+    def view_evidence(self, view: BoardView) -> SpaceEvidence:
+        """`evidence` of a board as `view` saw it."""
+        return self.evidence(view.flattened, view.camera_mm, view.seen_px_per_mm)
 
     def read_flattened(self, flattened: np.ndarray, location: BoardLocation, image_name: str = "",
                        t_start: float | None = None, warnings: list[str | Notice] | None = None, camera_mm=None,
