@@ -99,7 +99,7 @@ def locate_board(image_bgr: np.ndarray, cfg: LocateConfig = LocateConfig()) -> B
         across = max((photo_px_per_mm(f.corners_xy) * BOARD_MM[0] for f in found), default=np.inf)
         small_board = across < cfg.min_px_per_mm * BOARD_MM[0]
         # The dots cannot speak on a board too small or too blurred to show them: the tracks may.
-        blurred = bool(found) and sharpness(img, max(found, key=lambda f: f.check.found).corners_xy) < BLUR_VAR
+        blurred = _blurred(img, found)
         by_layout = _by_layout(img, found, cfg) if small_board or blurred else None
         if by_layout is None:
             if _mirrored(small, ref, cfg):
@@ -110,7 +110,7 @@ def locate_board(image_bgr: np.ndarray, cfg: LocateConfig = LocateConfig()) -> B
         standing = [by_layout]
         warnings.append(BY_TRACKS_MESSAGE.format(why=f"the board is small in the photo ({int(across)} pixels across)"
                                                  if small_board else "the photo is blurred"))
-    best = standing[0]  # the first found that the dots (or, on a small board, the tracks) confirm
+    best = standing[0]  # the first found that the dots (or, where they cannot speak, the tracks) confirm
     corners, check = best.corners_xy, best.check
 
     warnings = _frame_check(corners, (w, h)) + warnings
@@ -179,6 +179,16 @@ def _confirm(img, small, scale, corners_xy, source, cfg, refined: bool = False) 
             break  # the last correction brought no more dots into agreement
         start, how, best_found = fitted.check.corrected_xy, "dots", fitted.check.found
     return out
+
+
+def _blurred(img, found: list[_Found]) -> bool:
+    """Whether the photo is blurred (`vision.quality`), judged on the outline most dots agree with."""
+    if not found:
+        return False
+    try:
+        return sharpness(img, max(found, key=lambda f: f.check.found).corners_xy) < BLUR_VAR
+    except (ValueError, cv2.error):  # a degenerate outline: nothing to judge the blur on
+        return False
 
 
 def _by_layout(img, found: list[_Found], cfg: LocateConfig) -> _Found | None:
