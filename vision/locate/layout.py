@@ -53,12 +53,11 @@ def ink(flat_bgr: np.ndarray, map_inset: int) -> np.ndarray:
     return np.linalg.norm(lab - paper, axis=2)
 
 
-def _score(image_bgr: np.ndarray, corners: np.ndarray, px_per_mm: float, inset: int) -> float:
-    a = ink(flatten(image_bgr, corners, px_per_mm=px_per_mm), inset)[inset:-inset, inset:-inset].ravel()
-    b = spaces_image(px_per_mm)[inset:-inset, inset:-inset].ravel()
+def _correlation(ink_map: np.ndarray, spaces: np.ndarray, inset: int) -> float:
+    a = ink_map[inset:-inset, inset:-inset].ravel()
     if a.std() < 1e-6:
         return 0.0
-    return float(np.corrcoef(a, b)[0, 1])
+    return float(np.corrcoef(a, spaces[inset:-inset, inset:-inset].ravel())[0, 1])
 
 
 def check_layout(image_bgr: np.ndarray, corners_xy, cfg: LayoutConfig = LayoutConfig()) -> LayoutCheck:
@@ -66,13 +65,15 @@ def check_layout(image_bgr: np.ndarray, corners_xy, cfg: LayoutConfig = LayoutCo
     c = np.asarray(corners_xy, dtype=np.float64).reshape(4, 2)
     inset = max(1, int(round(BORDER_MM * cfg.px_per_mm)))  # the map only: the score track is all ink
     try:
-        right = _score(image_bgr, c, cfg.px_per_mm, inset)
-        # Half round, mirrored left-right, mirrored top-bottom: the outlines a wrong corner order gives.
-        rival = max(_score(image_bgr, c[list(order)], cfg.px_per_mm, inset)
-                    for order in ((2, 3, 0, 1), (1, 0, 3, 2), (3, 2, 1, 0)))
+        seen = ink(flatten(image_bgr, c, px_per_mm=cfg.px_per_mm), inset)
     except (ValueError, cv2.error):
         return LayoutCheck(0.0, 0.0)
-    return LayoutCheck(right, rival)
+    spaces = spaces_image(cfg.px_per_mm)
+    # The outline with its corners taken half round, mirrored left-right or top-bottom flattens the
+    # photo to this same image turned or flipped (to within a pixel's rounding): no new warp needed.
+    rival = max(_correlation(turned, spaces, inset)
+                for turned in (seen[::-1, ::-1], seen[:, ::-1], seen[::-1, :]))
+    return LayoutCheck(_correlation(seen, spaces, inset), rival)
 
 
 def confirmed(check: LayoutCheck, cfg: LayoutConfig = LayoutConfig()) -> bool:
