@@ -135,7 +135,10 @@ def evidence_margins(scores: np.ndarray, choice: np.ndarray, board: Board) -> tu
     black), so it makes no reading surer. A double's two lanes are weighed as a pair
     (`_lane_score`) with one player per double and both lanes claimed only with 4 players seen in
     all (who plays is seen on many tracks); the runner-up is the best pair that gives this lane
-    another hypothesis. Negative where the rules chose against the photo."""
+    another hypothesis and the double another claim: on a double whose lanes are printed alike, the
+    same two owners swapped between the lanes are the same claim (the same points and paths, and
+    the checks compare such lanes as a pair), so which lane holds the cars is no doubt about the
+    reading. Negative where the rules chose against the photo."""
     choice = np.asarray(choice, int)
     other = double_ids(board)
     k = len(SPACE_CLASSES)
@@ -148,6 +151,7 @@ def evidence_margins(scores: np.ndarray, choice: np.ndarray, board: Board) -> tu
             margin[i] = scores[i, c] - alt[runner[i]]
             continue
         rest = _players(np.delete(choice, [i, o]))
+        swapped = (int(choice[o]), c) if board.tracks[o].color == t.color else None
 
         def pair(a: int, b: int) -> float:
             return _lane_score(scores[i], a, b) + _lane_score(scores[o], b, a)
@@ -155,7 +159,7 @@ def evidence_margins(scores: np.ndarray, choice: np.ndarray, board: Board) -> tu
         best, best_a = -np.inf, 0
         for a in range(k):
             for b in range(k):
-                if a == c or (a and b and (a == b or len(rest | {a, b}) < 4)):
+                if a == c or (a, b) == swapped or (a and b and (a == b or len(rest | {a, b}) < 4)):
                     continue
                 s = pair(a, b)
                 if s > best:

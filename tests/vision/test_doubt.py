@@ -163,3 +163,23 @@ def test_an_empty_lane_as_red_as_its_claimed_neighbour_asks_which_lane_the_cars_
     assert r[j].doubtful and r[i].doubtful  # the red cars may be on either lane
     assert r[j].reason == "the red cars of the next lane may sit on this one"
     assert r[i].reason == "two lanes side by side: red cars or nobody on this one?"
+
+
+def test_which_of_two_alike_lanes_holds_the_cars_is_no_doubt_about_the_reading():
+    # Lanes printed alike (gray and gray): red on one and nobody on the other scores as red on the
+    # other and nobody on the first, so the lanes' likeness casts no doubt; lanes printed apart
+    # (the test above) do, since the printed colour says which track a player took.
+    i, j = next((t.id, BOARD.double_of(t).id) for t in BOARD.tracks
+                if BOARD.double_of(t) is not None and t.color == BOARD.double_of(t).color == "gray"
+                and t.length == BOARD.double_of(t).length)
+    ll = evidence({i: "red", single("gray", 2).id: "blue"})
+    ll[j][:] = 0.0
+    ll[j][:, player_index("red")] = ll[i][:, player_index("red")] - 1.0  # nearly as red as lane i
+    r = decide_tracks(ll)
+    assert sorted(str(r[k].owner) for k in (i, j)) == ["None", "red"]
+    assert not r[i].doubtful and not r[j].doubtful
+    # The doubt that remains is about the claim: red cars or none on the double at all.
+    ll[i][:, 0] = ll[i][:, player_index("red")] - 0.5
+    ll[j][:, 0] = ll[j][:, player_index("red")] + 0.5
+    r = decide_tracks(ll)
+    assert r[i].doubtful or r[j].doubtful
