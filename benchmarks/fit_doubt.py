@@ -212,7 +212,7 @@ def report(name: str, rows: dict, cfg: DecideConfig) -> None:
               f"per_empty_photo={(flag & ~rows['played']).sum() / max(len(photos - played), 1):.1f} "
               f"sure(>=0.99)={sure.sum()} sure_wrong={(sure & wrong).sum()}")
     conf = 1.0 - p_wrong
-    edges = (0.0, 0.5, 0.9, cfg.doubt_below, 0.99, 1.0001)
+    edges = tuple(sorted({0.0, 0.5, 0.9, cfg.doubt_below, 0.99, 1.0001}))  # the mark is one edge, wherever it lies
     bins = []
     for lo, hi in zip(edges[:-1], edges[1:]):
         sel = (conf >= lo) & (conf < hi)
