@@ -26,19 +26,15 @@ import json
 import sys
 from pathlib import Path
 
-import cv2
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from vision.image_io import load_photo  # noqa: E402
-from vision.rectify import BOARD_MM, flatten, photo_px_per_mm  # noqa: E402
-from vision.synth.camera import jpeg, photograph_scene, random_camera  # noqa: E402
+from vision.rectify import photo_px_per_mm  # noqa: E402
+from vision.synth.render import photograph_again  # noqa: E402
 
 PHOTO_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp", ".heic")
-# Photo sizes drawn for the new photos, as phones and messaging apps send them.
-SIZES = ((4032, 3024), (2016, 1512), (1600, 1200), (1008, 756))
-MAX_FLAT_PX_PER_MM = 4.0
 
 
 def sources(src: Path, min_px_per_mm: float) -> list[tuple[Path, dict]]:
@@ -55,23 +51,11 @@ def sources(src: Path, min_px_per_mm: float) -> list[tuple[Path, dict]]:
 
 def rephotograph(photo: Path, truth: dict, rng: np.random.Generator, backgrounds: str):
     """(JPEG bytes, truth) of one new photo of `photo`'s board."""
-    img = load_photo(str(photo))
-    seen = photo_px_per_mm(truth["corners"])
-    ppm = min(MAX_FLAT_PX_PER_MM, seen)
-    flat = flatten(img, np.asarray(truth["corners"], float), px_per_mm=ppm)
-    # Sizes whose board the source can fill (at most ~1.2x upsampled).
-    fits = [s for s in SIZES if 0.95 * max(s) / max(BOARD_MM) <= 1.2 * ppm] or [SIZES[-1]]
-    size = fits[int(rng.integers(len(fits)))]
-    if rng.random() < 0.3:
-        size = size[::-1]  # held upright
-    camera = random_camera(rng, size)
-    new, scene = photograph_scene(rng, flat, ppm, camera, backgrounds)
-    data = jpeg(rng, new)
-    w, h = size
+    again = photograph_again(rng, load_photo(str(photo)), truth["corners"], backgrounds)
     out = dict(truth)
-    out.update({"image_size": [w, h], "corners": np.round(camera.corners_xy, 2).tolist(),
-                "source": photo.name, "background": scene.kind})
-    return data, out
+    out.update({"image_size": list(again.size_wh), "corners": np.round(again.corners_xy, 2).tolist(),
+                "source": photo.name, "background": again.scene.kind})
+    return again.jpeg, out
 
 
 def main(argv=None) -> int:

@@ -3,7 +3,9 @@
 `render_flat_board(rng, claims)` -> the board straight on (template frame) with cars;
 `render_photo(rng, claims, size_wh)` -> `RenderedPhoto`: the board photographed on a table, the
 board's corners in the photo, the truth (the format of the real photos' gt/*.json) and the game
-file for `ttr tally`. Everything random comes from `rng`, so a seed gives the same photo.
+file for `ttr tally`; `photograph_again(rng, photo, corners)`: a photo's board (a real one) taken
+off its table by its corners and photographed again on one of ours. Everything random comes from
+`rng`, so a seed gives the same photo.
 """
 from __future__ import annotations
 
@@ -18,10 +20,13 @@ from scoring.rules import TICKET_VALUES
 from vision.synth import board_art
 from vision.synth.board_art import BOARD_MM, N_LOOKS, BoardModel
 from vision.synth.camera import Camera, Scene, jpeg, photograph_scene, random_camera
+from vision.rectify import flatten, photo_px_per_mm
 from vision.synth.trains import CAREFUL, Hands, Plastic, draw_cars, draw_markers, place_cars, place_markers
 
 # Flat-board scales kept in the art cache; a photo draws at the smallest one as sharp as it needs.
 PX_PER_MM_STEPS = (1.0, 1.5, 2.0, 3.0, 4.0)
+# Photo sizes `photograph_again` draws, as phones and messaging apps send them.
+PHOTO_SIZES = ((4032, 3024), (2016, 1512), (1600, 1200), (1008, 756))
 
 
 @dataclass
@@ -124,3 +129,29 @@ def render_photo(rng: np.random.Generator, claims: dict[str, list[int]], size_wh
     corners = camera.corners_xy
     return RenderedPhoto(decoded, corners, truth_dict(board, claims, corners, (w, h)),
                          game_dict(board, claims), data, scene)
+
+
+@dataclass
+class PhotographedAgain:
+    jpeg: bytes  # the new photo, encoded
+    corners_xy: np.ndarray  # (4, 2) the board's corners in it, board order
+    size_wh: tuple[int, int]
+    scene: Scene
+
+
+def photograph_again(rng: np.random.Generator, image_bgr: np.ndarray, corners_xy, backgrounds: str = "hostile",
+                     max_px_per_mm: float = 4.0) -> PhotographedAgain:
+    """The board of a photo (its outer corners `corners_xy`, board order), flattened at its own
+    scale (at most `max_px_per_mm`) and photographed by `random_camera` on a table of
+    `backgrounds` (see `photograph_scene`), at one of `PHOTO_SIZES` its sharpness can fill (at most
+    ~1.2x enlarged), upright three times in ten. The cars stay as the old photo saw them, flat,
+    and its light stays under the new one."""
+    ppm = min(max_px_per_mm, photo_px_per_mm(corners_xy))
+    flat = flatten(image_bgr, np.asarray(corners_xy, float), px_per_mm=ppm)
+    fits = [s for s in PHOTO_SIZES if 0.95 * max(s) / max(BOARD_MM) <= 1.2 * ppm] or [PHOTO_SIZES[-1]]
+    size = fits[int(rng.integers(len(fits)))]
+    if rng.random() < 0.3:
+        size = size[::-1]
+    camera = random_camera(rng, size)
+    img, scene = photograph_scene(rng, flat, ppm, camera, backgrounds)
+    return PhotographedAgain(jpeg(rng, img), camera.corners_xy, size, scene)
