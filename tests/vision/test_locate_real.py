@@ -66,3 +66,30 @@ def test_turned_photo_keeps_board_order(results):
     assert loc.orientation == 90
     diag = np.linalg.norm(turned[0] - turned[2])
     assert np.linalg.norm(loc.corners_xy - turned, axis=1).mean() / diag * 100 < 0.5
+
+
+def test_a_real_board_on_a_checked_cloth_is_found_by_all_of_its_print():
+    """A development board photographed again on a checked cloth (benchmarks/rephotograph.py,
+    seed 5656): the colour outline finds the cloth, and the cloth's corners fill the print match's
+    first 2000 features; the last try, every feature, finds the board."""
+    import dataclasses
+
+    import cv2
+
+    from vision.image_io import load_photo
+    from vision.locate import BoardNotFound, LocateConfig, locate_board
+    from vision.synth.render import photograph_again
+
+    truth = json.loads((DEV / "gt" / "IMG_4169.json").read_text())
+    again = photograph_again(np.random.default_rng([5656, 7, 3]), load_photo(DEV / truth["photo"]),
+                             truth["corners"], "hostile")
+    assert again.scene.kind == "checked"  # else this test would not test what it says
+    photo = cv2.imdecode(np.frombuffer(again.jpeg, np.uint8), cv2.IMREAD_COLOR)
+    loc = locate_board(photo)
+    t = np.asarray(again.corners_xy, float)
+    diag = 0.5 * (np.linalg.norm(t[0] - t[2]) + np.linalg.norm(t[1] - t[3]))
+    assert (np.linalg.norm(loc.corners_xy - t, axis=1) / diag * 100).max() < 1.0
+    cfg = LocateConfig()
+    first_only = dataclasses.replace(cfg, match=dataclasses.replace(cfg.match, last_features=cfg.match.features))
+    with pytest.raises(BoardNotFound):
+        locate_board(photo, first_only)

@@ -16,7 +16,9 @@ The stages, each its own module:
    a table edge) is caught, and so is one turned the wrong way round;
 3. find again (`printed`): when the colour outline is not confirmed, the board's print is matched
    (SIFT features against the packaged reference of the empty board, MAGSAC), its sides refined
-   as in 1, and checked as in 2; then every colour outline, not only the first clean one;
+   as in 1, and checked as in 2; then every colour outline, not only the first clean one; last,
+   the print again with every feature of the photo (a checked cloth's corners fill the first
+   match's budget);
 4. choose: the first outline the dots confirm and would move by less than `consistent_mm` stands
    as found. An outline some dots agree with is put right by them (their homography) and checked
    afresh, up to `corrections` times;
@@ -96,10 +98,13 @@ def locate_board(image_bgr: np.ndarray, cfg: LocateConfig = LocateConfig()) -> B
     if not standing:
         if cut:
             raise BoardCutOff(CUT_OFF_MESSAGE)
-        across = max((photo_px_per_mm(f.corners_xy) * BOARD_MM[0] for f in found), default=np.inf)
+        # The board's size and sharpness as the outline most dots agree with shows them (another
+        # outline may wrap the table). The dots cannot speak on a board too small or too blurred
+        # to show them: the tracks may.
+        seen = _board_seen(found)
+        across = photo_px_per_mm(seen.corners_xy) * BOARD_MM[0] if seen is not None else np.inf
         small_board = across < cfg.min_px_per_mm * BOARD_MM[0]
-        # The dots cannot speak on a board too small or too blurred to show them: the tracks may.
-        blurred = _blurred(img, found)
+        blurred = seen is not None and _blurred(img, seen)
         by_layout = _by_layout(img, found, cfg) if small_board or blurred else None
         if by_layout is None:
             if _mirrored(small, ref, cfg):
@@ -157,6 +162,10 @@ def _outlines(img, small, scale, outlines, ref, cfg):
         if not any(np.allclose(cand.corners, c, atol=2.0) for c in tried):
             tried.append(cand.corners)
             yield outline.board_order(small, scale, cand.corners), "colour", True
+    # A patterned table's features crowd the print's out of the first match: all of them, at last.
+    m = printed.match_board(small, ref, dataclasses.replace(cfg.match, features=cfg.match.last_features))
+    if m is not None:
+        yield (m.corners_xy + 0.5) / scale - 0.5, "print, every feature", False
 
 
 def _confirm(img, small, scale, corners_xy, source, cfg, refined: bool = False) -> list[_Found]:
@@ -181,12 +190,16 @@ def _confirm(img, small, scale, corners_xy, source, cfg, refined: bool = False) 
     return out
 
 
-def _blurred(img, found: list[_Found]) -> bool:
-    """Whether the photo is blurred (`vision.quality`), judged on the outline most dots agree with."""
-    if not found:
-        return False
+def _board_seen(found: list[_Found]) -> _Found | None:
+    """The outline most city dots agree with (the likeliest of them on a tie), or None: what the
+    board's size and sharpness are judged on when no outline stands."""
+    return max(found, key=lambda f: f.check.found) if found else None
+
+
+def _blurred(img, seen: _Found) -> bool:
+    """Whether the photo is blurred (`vision.quality`), judged on the outline `seen`."""
     try:
-        return sharpness(img, max(found, key=lambda f: f.check.found).corners_xy) < BLUR_VAR
+        return sharpness(img, seen.corners_xy) < BLUR_VAR
     except (ValueError, cv2.error):  # a degenerate outline: nothing to judge the blur on
         return False
 
