@@ -53,21 +53,20 @@ class DecideConfig:
     # Doubt (see `doubt_chance`). A track's confidence is the chance its reading is right:
     # P(wrong) = sigmoid(doubt_bias[kind] - doubt_slope[kind] * m), m the evidence margin per space
     # (`evidence_margins` / length, held to `margin_range`), one bias and slope per DOUBT_KINDS entry.
-    # Fitted by benchmarks/fit_doubt.py on 173 rendered photos with their exact truth, 352 tracks
+    # Fitted by benchmarks/fit_doubt.py on 157 rendered photos with their exact truth, 164 tracks
     # read wrong among them (`ttr render` seeds 7100 and 7150 usual, 7200 and 7250 hostile, 7400
-    # five players, 7600 sloppy hands; as today's reader reads them, small and blurred boards
-    # included); never on the real photos, which stay the held-out check. Steeper slope: each
+    # five players, 7600 sloppy hands); never on the real photos, which stay the held-out check. Steeper slope: each
     # unit of margin buys more certainty (two car colours: the colour model and the net both see
     # them); own print: the net alone decides, so the same margin is worth less.
-    doubt_bias: tuple[float, float, float] = (-0.48, 1.61, -1.22)
-    doubt_slope: tuple[float, float, float] = (2.21, 4.42, 2.53)
+    doubt_bias: tuple[float, float, float] = (-0.26, 1.81, -1.24)
+    doubt_slope: tuple[float, float, float] = (2.68, 6.3, 2.55)
     # Per-space margins past these say nothing more: below, the rules chose against the photo;
     # above, the photo is plain (and a few such tracks must not steer the fit).
     margin_range: tuple[float, float] = (-1.0, 4.0)
-    # Doubtful when the confidence is below this, more than 1 chance in 9 that the reading is
+    # Doubtful when the confidence is below this, more than 1 chance in 20 that the reading is
     # wrong: the surest standard that marks at most 5 tracks a played photo of those renders (the
     # most a player should be asked to check; benchmarks/fit_doubt.py chooses it).
-    doubt_below: float = 0.89
+    doubt_below: float = 0.95
 
 
 def track_scores(space_loglik: np.ndarray, cfg: DecideConfig) -> np.ndarray:
