@@ -109,7 +109,7 @@ def test_a_board_too_small_for_the_dots_to_be_relied_on_is_checked_by_its_tracks
     # (benchmarks/rephotograph.py), short of the 20 that confirm.
     import dataclasses
 
-    import vision.locate as locate
+    from vision import locate
 
     rng = np.random.default_rng(31)
     p = render_photo(rng, {"red": [0, 5, 9, 40], "blue": [12, 60], "green": [45, 70]}, size_wh=(1600, 1200))
@@ -128,7 +128,7 @@ def test_a_board_too_small_for_the_dots_to_be_relied_on_is_checked_by_its_tracks
 
 
 def test_the_board_is_measured_by_the_outline_the_dots_agree_with_not_the_largest():
-    import vision.locate as locate
+    from vision import locate
     from vision.locate.dots import DotCheck
 
     def found(corners, dots):
