@@ -262,3 +262,25 @@ def test_photos_are_exposed_like_phone_photos():
         flat = cv2.warpPerspective(r.image_bgr, H, (795, 525)).mean(axis=2)
         assert 150 <= np.percentile(flat, 90) <= 250
         assert np.median(flat) < 235
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_a_board_photographed_again_is_where_its_new_truth_says(seed):
+    # benchmarks/rephotograph.py lays real boards on other tables this way; a rendered board stands
+    # in for a real one here (the locator finds renders by their colour outline).
+    from vision.locate import locate_board
+    from vision.rectify import photo_px_per_mm
+    from vision.synth.render import PHOTO_SIZES, photograph_again
+
+    rng = np.random.default_rng(seed)
+    p = render_photo(rng, random_position(rng, BOARD), size_wh=(2016, 1512))
+    again = photograph_again(np.random.default_rng([seed, 1]), p.image_bgr, p.corners_xy, "usual")
+    assert again.size_wh in PHOTO_SIZES or again.size_wh[::-1] in PHOTO_SIZES
+    # never enlarged past what the old photo's board can fill (its own scale, 1.2x)
+    assert 0.95 * max(again.size_wh) / max(BOARD_MM) <= 1.2 * photo_px_per_mm(p.corners_xy)
+    img = cv2.imdecode(np.frombuffer(again.jpeg, np.uint8), cv2.IMREAD_COLOR)
+    assert img.shape[1::-1] == tuple(again.size_wh)
+    loc = locate_board(img)
+    t = np.asarray(again.corners_xy, float)
+    diag = np.linalg.norm(t[0] - t[2])
+    assert (np.linalg.norm(loc.corners_xy - t, axis=1) / diag).max() < 0.01
