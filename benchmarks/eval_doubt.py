@@ -18,10 +18,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from labelled import labelled_photos  # noqa: E402 (this folder: the scripts' own helper)
+
 from scoring.errors import TtrError  # noqa: E402
 from vision.read import Reader  # noqa: E402
-
-PHOTO_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp", ".heic")
 
 
 def _key(a: str, b: str, colour: str):
@@ -56,12 +56,8 @@ def main(argv=None) -> int:
 
         calibration = load_calibration(args.calibration)
     reader = Reader(calibration=calibration)
-    photos = sorted(p for p in folder.iterdir() if p.suffix.lower() in PHOTO_SUFFIXES)
     n_wrong = n_flagged = n_doubtful = n_photos = 0
-    for photo in photos:
-        gt = folder / "gt" / f"{photo.stem}.json"
-        if not gt.exists():
-            continue
+    for photo, gt in labelled_photos(folder):
         try:
             reading = reader.read_path(str(photo))
         except TtrError as e:

@@ -42,6 +42,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from labelled import labelled_photos  # noqa: E402 (this folder: the scripts' own helper)
+
 from calibration.template import load_template  # noqa: E402
 from scoring.board import load_board  # noqa: E402
 from scoring.errors import TtrError  # noqa: E402
@@ -50,7 +52,6 @@ from vision.image_io import load_photo, read_header  # noqa: E402
 from vision.read import Reader, decode_reduction  # noqa: E402
 from vision.reading import SPACE_CLASSES  # noqa: E402
 
-PHOTO_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp", ".heic")
 # The most doubtful tracks a played photo may ask a player to check (issue 13: "at most 5").
 DOUBT_BUDGET = 5.0
 
@@ -94,12 +95,8 @@ def read_one(reader: Reader, path: Path) -> dict:
 def collect(folder: Path, cache: Path, reader: Reader | None = None) -> list[Path]:
     cache.mkdir(parents=True, exist_ok=True)
     out = []
-    photos = sorted(p for p in folder.iterdir() if p.suffix.lower() in PHOTO_SUFFIXES)
-    for photo in photos:
-        gt = folder / "gt" / f"{photo.stem}.json"
+    for photo, gt in labelled_photos(folder):
         target = cache / f"{photo.stem}.npz"
-        if not gt.exists():
-            continue
         failed = cache / f"{photo.stem}.failed"
         if failed.exists():
             continue

@@ -56,13 +56,14 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from labelled import labelled_photos  # noqa: E402 (this folder: the scripts' own helper)
+
 from scoring.errors import TtrError  # noqa: E402
 from vision.classify import ColourModel, ColourModelConfig  # noqa: E402
 from vision.decide import decide_choice  # noqa: E402
 from vision.read import Reader, ReaderConfig  # noqa: E402
 from vision.reading import SPACE_CLASSES  # noqa: E402
 
-PHOTO_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp", ".heic")
 STATES = ("A", "B", "D", "empty")
 LOGP_FLOOR = -7.0
 CRITERIA = {
@@ -141,10 +142,7 @@ def collect(folder: Path, cache: Path) -> list[dict]:
     cache.mkdir(parents=True, exist_ok=True)
     reader = None
     photos = []
-    for photo in sorted(p for p in folder.iterdir() if p.suffix.lower() in PHOTO_SUFFIXES):
-        gt = folder / "gt" / f"{photo.stem}.json"
-        if not gt.exists():
-            continue
+    for photo, gt in labelled_photos(folder):
         target = cache / f"{photo.stem}.npz"
         if not target.exists():
             reader = reader or Reader()

@@ -30,19 +30,16 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from labelled import labelled_photos  # noqa: E402 (this folder: the scripts' own helper)
+
 from vision.image_io import load_photo  # noqa: E402
 from vision.rectify import photo_px_per_mm  # noqa: E402
 from vision.synth.render import photograph_again  # noqa: E402
 
-PHOTO_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp", ".heic")
-
 
 def sources(src: Path, min_px_per_mm: float) -> list[tuple[Path, dict]]:
     out = []
-    for photo in sorted(p for p in src.iterdir() if p.suffix.lower() in PHOTO_SUFFIXES):
-        gt = src / "gt" / f"{photo.stem}.json"
-        if not gt.exists():
-            continue
+    for photo, gt in labelled_photos(src):
         truth = json.loads(gt.read_text(encoding="utf-8"))
         if photo_px_per_mm(truth["corners"]) >= min_px_per_mm:
             out.append((photo, truth))
