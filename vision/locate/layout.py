@@ -5,9 +5,9 @@ Out: `LayoutCheck`: how well the photo, flattened by that outline, puts ink (pri
 not paper) where the template has its 309 spaces, and how well the same outline does turned half
 round or mirrored.
 
-Why: a city dot is 10 mm across, so on a board under ~600 pixels across (a messaging app's
-thumbnail, a photo from across the room) it is a few pixels of blurred copper, and red cars beside
-it answer as well; the dots then neither confirm an outline nor put it right. The spaces are
+Why: a city dot is 10 mm across, so on a board under ~640 pixels across (0.8 px/mm: a messaging
+app's thumbnail, a photo from across the room) it is a few pixels of blurred copper, and red cars
+beside it answer as well; the dots then neither confirm an outline nor put it right. The spaces are
 25 x 8 mm and there are 309 of them, in a layout with no symmetry: flattened coarsely (4 mm a
 pixel) the photo's ink still follows them, on the right outline only (the same outline turned half
 round or mirrored puts the spaces on paper). Print or car does not matter here, nor the colours'
