@@ -19,8 +19,10 @@ The fit: per contest kind (vision.decide.DOUBT_KINDS), a logistic regression of 
 read wrong" on its evidence margin per space (vision.decide.evidence_margins / length, held to
 DecideConfig.margin_range): two numbers a kind, DecideConfig.doubt_bias and doubt_slope. Then the
 mark, DecideConfig.doubt_below: the highest standard (in hundredths) that marks at most
-DOUBT_BUDGET tracks a played photo of the fitting set (of `--budget-on`, when given). Fit on
-renders only: the real photos are the check, and a check the model learnt from says nothing.
+DOUBT_BUDGET tracks a played photo of the fitting set (of `--budget-on`, when given). Before the
+mark, DecideConfig.glare_confidence: the share of the tracks under glare (vision.decide.under_glare)
+read right, one right and one wrong added, in hundredths rounded down. Fit on renders only: the
+real photos are the check, and a check the model learnt from says nothing.
 
 Printed: the fitted numbers (as DecideConfig fields), then per folder, with the shipped DecideConfig
 (and the fitted numbers, where they differ), a SUMMARY line as benchmarks/eval_doubt.py gives (per track; a
@@ -47,7 +49,15 @@ from labelled import labelled_photos  # noqa: E402 (this folder: the scripts' ow
 from calibration.template import load_template  # noqa: E402
 from scoring.board import load_board  # noqa: E402
 from scoring.errors import TtrError  # noqa: E402
-from vision.decide import DOUBT_KINDS, DecideConfig, contest_kind, decide_choice, doubt_chance, evidence_margins  # noqa: E402
+from vision.decide import (  # noqa: E402
+    DOUBT_KINDS,
+    DecideConfig,
+    contest_kind,
+    decide_choice,
+    doubt_chance,
+    evidence_margins,
+    under_glare,
+)
 from vision.image_io import load_photo, read_header  # noqa: E402
 from vision.read import Reader, decode_reduction  # noqa: E402
 from vision.reading import SPACE_CLASSES  # noqa: E402
@@ -87,7 +97,7 @@ def read_one(reader: Reader, path: Path) -> dict:
     warnings = list(view.warnings)
     ev = reader.view_evidence(view)
     tracks = reader.decide(ev)
-    return {"loglik": ev.loglik, "probs": ev.probs, "lab": ev.lab, "lab_spread": ev.lab_spread,
+    return {"loglik": ev.loglik, "probs": ev.probs, "lab": ev.lab, "lab_spread": ev.lab_spread, "glare": ev.glare,
             "warnings": np.array(json.dumps(warnings)),
             "owners_read": np.array([SPACE_CLASSES.index(t.owner or "empty") for t in tracks])}
 
@@ -124,6 +134,8 @@ def track_rows(cached: list[Path], cfg: DecideConfig = DecideConfig()) -> dict[s
     cols = defaultdict(list)
     for path in cached:
         d = np.load(path)
+        if "glare" not in d:
+            raise SystemExit(f"{path}: cached before glare was kept; delete the cache and run again")
         per_track = [d["loglik"][track_ids == t.id] for t in board.tracks]
         scores, choice = decide_choice(per_track, board, cfg)
         if not np.array_equal(choice, d["owners_read"]):
@@ -137,6 +149,7 @@ def track_rows(cached: list[Path], cfg: DecideConfig = DecideConfig()) -> dict[s
             cols["margin"].append(margin[t.id])
             cols["length"].append(t.length)
             cols["kind"].append(contest_kind(t.color, int(choice[t.id]), int(runner[t.id])))
+            cols["glared"].append(under_glare(d["glare"][track_ids == t.id], cfg))
             cols["wrong"].append(bool(choice[t.id] != truth[t.id]))
             cols["owner"].append(int(choice[t.id]))
             cols["runner"].append(int(runner[t.id]))
@@ -174,7 +187,12 @@ def fit(rows: dict, cfg: DecideConfig = DecideConfig(), budget_rows: dict | None
         b, s = logistic(m[sel], rows["wrong"][sel].astype(float))
         bias.append(round(b, 2))
         slope.append(round(s, 2))
-    cfg = replace(cfg, doubt_bias=tuple(bias), doubt_slope=tuple(slope))
+    # Under glare: the share of such tracks read right, with one right and one wrong added (few
+    # photos hold glare the light normalisation leaves, so the estimate must not say 1.0 off 20).
+    g = rows["glared"]
+    glare_right = (np.sum(g & ~rows["wrong"]) + 1) / (np.sum(g) + 2)
+    cfg = replace(cfg, doubt_bias=tuple(bias), doubt_slope=tuple(slope),
+                  glare_confidence=round(float(np.floor(glare_right * 100) / 100), 2))
     # The mark: the surest standard (highest doubt_below, in hundredths) that asks a player to
     # check at most DOUBT_BUDGET tracks a played photo of the budget set.
     b_rows = rows if budget_rows is None else budget_rows
@@ -188,7 +206,9 @@ def fit(rows: dict, cfg: DecideConfig = DecideConfig(), budget_rows: dict | None
 
 
 def p_wrong_of(rows: dict, cfg: DecideConfig) -> np.ndarray:
-    return np.array([doubt_chance(m, n, k, cfg) for m, n, k in zip(rows["margin"], rows["length"], rows["kind"])])
+    """Each track's chance of being wrong as vision.decide.decide_tracks gives it."""
+    p = np.array([doubt_chance(m, n, k, cfg) for m, n, k in zip(rows["margin"], rows["length"], rows["kind"])])
+    return np.where(rows["glared"], np.maximum(p, 1.0 - cfg.glare_confidence), p)
 
 
 def report(name: str, rows: dict, cfg: DecideConfig) -> None:
@@ -220,6 +240,9 @@ def report(name: str, rows: dict, cfg: DecideConfig) -> None:
         sel = rows["kind"] == k
         print(f"    {kind:12s} tracks={sel.sum():5d} wrong={(rows['wrong'] & sel).sum():3d} "
               f"doubtful={(doubtful & sel).sum():4d} wrong_doubtful={(rows['wrong'] & sel & doubtful).sum():3d}")
+    g = rows["glared"]
+    print(f"    {'under glare':12s} tracks={g.sum():5d} wrong={(rows['wrong'] & g).sum():3d} "
+          f"doubtful={(doubtful & g).sum():4d} wrong_doubtful={(rows['wrong'] & g & doubtful).sum():3d}")
 
 
 def main(argv=None) -> int:
@@ -239,12 +262,14 @@ def main(argv=None) -> int:
     if args.budget_on:
         budget_rows = track_rows([p for d in args.budget_on for p in cached[d]], shipped)
     fitted = fit(fit_rows, shipped, budget_rows)
+    g = fit_rows["glared"]
     print(f"fitted on {len(set(fit_rows['photo']))} photos, {len(fit_rows['wrong'])} tracks, "
           f"{fit_rows['wrong'].sum()} wrong: doubt_bias={fitted.doubt_bias} doubt_slope={fitted.doubt_slope} "
-          f"doubt_below={fitted.doubt_below} "
-          f"(kinds {DOUBT_KINDS})")
+          f"doubt_below={fitted.doubt_below} glare_confidence={fitted.glare_confidence} "
+          f"({g.sum()} tracks under glare, {(g & fit_rows['wrong']).sum()} wrong) (kinds {DOUBT_KINDS})")
     print(f"shipped: doubt_bias={shipped.doubt_bias} doubt_slope={shipped.doubt_slope} "
-          f"doubt_below={shipped.doubt_below} margin_range={shipped.margin_range}")
+          f"doubt_below={shipped.doubt_below} glare_confidence={shipped.glare_confidence} "
+          f"margin_range={shipped.margin_range}")
     same = fitted == shipped
     if not same:
         print("the fit differs from the shipped DecideConfig: each folder is shown with both")

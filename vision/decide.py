@@ -67,6 +67,12 @@ class DecideConfig:
     # wrong: the surest standard that marks at most 5 tracks a played photo of those renders (the
     # most a player should be asked to check; benchmarks/fit_doubt.py chooses it).
     doubt_below: float = 0.95
+    # Glare the light normalisation could not even out washes cars towards white, where they look
+    # like glared print (ReaderConfig.glare_paper_level says which spaces are under it). A track with
+    # at least `glare_share` of its spaces under glare is right at most `glare_confidence` of the time:
+    # (right + 1) / (n + 2) of such tracks on the doubt fit's renders (benchmarks/fit_doubt.py).
+    glare_share: float = 0.5
+    glare_confidence: float = 0.94
 
 
 def track_scores(space_loglik: np.ndarray, cfg: DecideConfig) -> np.ndarray:
@@ -97,10 +103,12 @@ def decide_choice(space_loglik: list[np.ndarray], board: Board,
 
 
 def decide_tracks(space_loglik: list[np.ndarray], space_probs: list[np.ndarray] | None = None,
-                  board: Board | None = None, cfg: DecideConfig = DecideConfig()) -> list[TrackReading]:
+                  board: Board | None = None, cfg: DecideConfig = DecideConfig(), *,
+                  space_glare: list[np.ndarray] | None = None) -> list[TrackReading]:
     """Owner of every track (see module doc), its confidence (the calibrated chance the owner is
-    right, see `doubt_chance`), and for a doubtful track why (`doubt_reason`). `space_probs`
-    (optional) is kept in the readings."""
+    right, see `doubt_chance`, held to `glare_confidence` on a track under glare), and for a
+    doubtful track why (`doubt_reason`). `space_probs` (optional) is kept in the readings;
+    `space_glare` (optional, per track (length,) bool) says which spaces are under glare."""
     board = board or load_board()
     scores, choice = decide_choice(space_loglik, board, cfg)
     margin, runner = evidence_margins(scores, choice, board)
@@ -110,9 +118,17 @@ def decide_tracks(space_loglik: list[np.ndarray], space_probs: list[np.ndarray] 
         c, r = int(choice[t.id]), int(runner[t.id])
         kind = contest_kind(t.color, c, r)
         conf = 1.0 - doubt_chance(margin[t.id], t.length, kind, cfg)
+        glared = under_glare(space_glare[t.id], cfg) if space_glare is not None else False
+        if glared and conf > cfg.glare_confidence:
+            conf = cfg.glare_confidence
+        else:
+            glared = False  # the evidence alone says less: its reason is the one to give
         doubtful = conf < cfg.doubt_below
         reason = ""
-        if doubtful:
+        if doubtful and glared:
+            reason = ("glare over this track can hide cars: check whether it holds any" if c == 0 else
+                      f"glare over this track can wash cars out: check they are {SPACE_CLASSES[c]}")
+        elif doubtful:
             o = other[t.id]
             beside = int(choice[o]) if o >= 0 else None
             space_best = np.asarray(space_loglik[t.id]).argmax(axis=1)
@@ -124,6 +140,12 @@ def decide_tracks(space_loglik: list[np.ndarray], space_probs: list[np.ndarray] 
                                 space_probs=np.asarray(probs, dtype=float), doubtful=bool(doubtful),
                                 reason=reason))
     return out
+
+
+def under_glare(space_glare: np.ndarray, cfg: DecideConfig = DecideConfig()) -> bool:
+    """Is a track under glare: at least `cfg.glare_share` of its spaces (`space_glare`, bool)?"""
+    g = np.asarray(space_glare, bool)
+    return bool(g.size) and float(g.mean()) >= cfg.glare_share
 
 
 def evidence_margins(scores: np.ndarray, choice: np.ndarray, board: Board) -> tuple[np.ndarray, np.ndarray]:

@@ -171,6 +171,27 @@ def light_board(flattened: np.ndarray, quads_mm: np.ndarray, px_per_mm: float, r
     return LitBoard(norm, quads_px, template_px, px_per_mm, score)
 
 
+def paper_left_bright(lit: LitBoard, cells: tuple[int, int] = (20, 30)) -> np.ndarray:
+    """(N,) how bright the paper around each space still is once the light was evened out: the
+    median paper value (mean of the channels) in the cell of a `cells` grid over the board that
+    holds the space's middle.
+
+    `normalise_light` evens the light out over cells of ~55 mm, smoothed, so it follows a lamp's
+    slope and a shadow but not a smaller bright patch, glare off the glossy board: there the paper
+    stays far above PAPER_LEVEL, where evened-out paper's median lies a little below it (its 80th
+    percentile is brought to PAPER_LEVEL)."""
+    h, w = lit.board.shape[:2]
+    f = 0.25
+    small = cv2.resize(lit.board, (int(w * f), int(h * f)), interpolation=cv2.INTER_AREA)
+    grid = light_map(small, paper_mask(small.shape[:2], lit.quads_px * f, lit.px_per_mm * f),
+                     cells, percentile=50.0).mean(axis=2)
+    c = space_frames(lit.quads_px)[0]
+    ny, nx = cells
+    iy = np.clip((c[:, 1] * ny / h).astype(int), 0, ny - 1)
+    ix = np.clip((c[:, 0] * nx / w).astype(int), 0, nx - 1)
+    return grid[iy, ix].astype(np.float32)
+
+
 def cut_spaces(lit: LitBoard, geometry: CropGeometry, track_ids: np.ndarray, index: np.ndarray,
                offsets_px: np.ndarray | None = None) -> SpacePatches:
     """Every space of `lit` cut out (`offsets_px`, (N, 1, 2): moved to where a car on it is seen)."""

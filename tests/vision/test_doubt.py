@@ -183,3 +183,39 @@ def test_which_of_two_alike_lanes_holds_the_cars_is_no_doubt_about_the_reading()
     ll[j][:, 0] = ll[j][:, player_index("red")] + 0.5
     r = decide_tracks(ll)
     assert r[i].doubtful or r[j].doubtful
+
+
+def test_a_track_under_glare_is_held_to_the_glare_confidence_and_says_glare():
+    cfg = DecideConfig()
+    owners = {single("gray", 4).id: "red"}
+    ll = evidence(owners)
+    glare = [np.zeros(t.length, bool) for t in BOARD.tracks]
+    for tid in owners:
+        glare[tid][:] = True
+    empty = single("gray", 2)
+    glare[empty.id][:] = True
+    half = single("gray", 6)
+    glare[half.id][:2] = True  # two of six spaces: not under glare
+    plain = decide_tracks(ll)
+    r = decide_tracks(ll, space_glare=glare)
+    for tid in list(owners) + [empty.id]:
+        assert plain[tid].confidence > cfg.glare_confidence and not plain[tid].doubtful
+        assert r[tid].confidence == cfg.glare_confidence and r[tid].doubtful
+        assert r[tid].owner == plain[tid].owner  # glare makes a reading less sure, never different
+    assert r[single("gray", 4).id].reason == "glare over this track can wash cars out: check they are red"
+    assert r[empty.id].reason == "glare over this track can hide cars: check whether it holds any"
+    assert r[half.id].confidence == plain[half.id].confidence and not r[half.id].doubtful
+    others = [t.id for t in BOARD.tracks if not glare[t.id].any()]
+    assert all(r[i].confidence == plain[i].confidence for i in others)
+
+
+def test_under_glare_a_track_the_evidence_already_doubts_keeps_its_own_reason():
+    t = single("gray", 4)
+    ll = evidence({})
+    ll[t.id][:] = 0.0
+    ll[t.id][:2, player_index("red")] = 8.0
+    ll[t.id][2:, 0] = 7.0
+    glare = [np.ones(x.length, bool) for x in BOARD.tracks]
+    plain, r = decide_tracks(ll)[t.id], decide_tracks(ll, space_glare=glare)[t.id]
+    assert plain.confidence < DecideConfig().glare_confidence
+    assert r.confidence == plain.confidence and r.reason == plain.reason

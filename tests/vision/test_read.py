@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from scoring.board import load_board
+from vision.rectify import BOARD_MM
 from vision.spaces import (PAPER_LEVEL, CropGeometry, align_to_reference, change_features, crop_spaces,
                            normalise_light, paint_spaces, space_frames)
 
@@ -105,6 +106,33 @@ def test_light_normalisation_evens_out_a_gradient_and_a_colour_cast():
     assert np.abs(out[m:-m, m:m + 40].mean((0, 1)) - out[m:-m, -m - 40:-m].mean((0, 1))).max() < 12
 
 
+def test_paper_left_bright_finds_glare_the_light_normalisation_leaves():
+    """Glare that blows the paper out far above the board's paper survives normalisation (the light
+    map is held near the board-wide value, since a cell far from it is more often drawings than
+    light): the paper around the spaces under it reads far above PAPER_LEVEL, elsewhere below the
+    reader's glare level."""
+    from calibration.template import load_template
+    from vision.read import ReaderConfig
+    from vision.spaces import LitBoard, paper_left_bright
+
+    quads = np.asarray(load_template().all_spaces().quads, float) * PPM - 0.5
+    h, w = round(BOARD_MM[1] * PPM), round(BOARD_MM[0] * PPM)
+    rng = np.random.default_rng(3)
+    img = np.clip(rng.normal(150, 6, (h, w, 1)) * np.ones((1, 1, 3)), 0, 255)  # a dim room
+    glare_mm = np.array([450.0, 330.0])
+    yy, xx = np.mgrid[0:h, 0:w]
+    r2 = ((xx - glare_mm[0] * PPM) ** 2 + (yy - glare_mm[1] * PPM) ** 2) / (70 * PPM) ** 2
+    img += (160.0 * np.exp(-r2 ** 2))[..., None]  # a lamp's reflection, flat-topped, ~140 mm across
+    board = paint_spaces(np.clip(img, 0, 255).astype(np.uint8), quads, np.full((len(quads), 3), 90.0))
+    lit = normalise_light(board, quads, PPM)
+    level = paper_left_bright(LitBoard(lit, quads, quads, PPM, 0.0))
+    centre_mm = space_frames(quads)[0] / PPM
+    dist = np.linalg.norm(centre_mm - glare_mm, axis=1)
+    glare = ReaderConfig().glare_paper_level
+    assert (dist < 30).sum() >= 4 and np.all(level[dist < 30] > glare)
+    assert np.all(level[dist > 150] < glare) and np.median(level[dist > 150]) < PAPER_LEVEL
+
+
 def test_alignment_undoes_a_small_shift_and_change_sees_a_new_object():
     rng = np.random.default_rng(1)
     h, w = int(525 * PPM), int(795 * PPM)
@@ -195,6 +223,30 @@ def test_reads_rendered_photos(reader, seed):
     # Corners within 1 % of the diagonal of the truth.
     diag = np.linalg.norm(photo.corners_xy[0] - photo.corners_xy[2])
     assert np.linalg.norm(reading.location.corners_xy - photo.corners_xy, axis=1).mean() < 0.01 * diag
+
+
+def test_glare_on_a_rendered_photo_makes_the_tracks_under_it_doubtful(reader):
+    """A lamp's reflection added to a rendered photo, the phone exposing for it (the rest of the
+    board dim): the tracks under it are marked doubtful for glare; without it, none is."""
+    from calibration.template import load_template
+
+    photo, _ = _render(11)
+    to_photo = cv2.getPerspectiveTransform(
+        np.float32([[0, 0], [BOARD_MM[0], 0], [BOARD_MM[0], BOARD_MM[1]], [0, BOARD_MM[1]]]),
+        np.float32(photo.corners_xy))
+    glare_mm = np.array([450.0, 330.0])
+    h, w = photo.image_bgr.shape[:2]
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    # Each photo pixel's board point, so that the blob is round on the board (~140 mm across).
+    board_pt = cv2.perspectiveTransform(np.stack([xx, yy], -1).reshape(-1, 1, 2), np.linalg.inv(to_photo))
+    r2 = (((board_pt.reshape(h, w, 2) - glare_mm) ** 2).sum(-1)) / 70.0 ** 2
+    glared = np.clip(0.6 * photo.image_bgr + (160.0 * np.exp(-r2 ** 2))[..., None], 0, 255).astype(np.uint8)
+    centres = np.array([t.centers().mean(axis=0) for t in load_template().tracks])
+    under = np.flatnonzero(np.linalg.norm(centres - glare_mm, axis=1) < 30)
+    assert len(under) >= 2
+    with_glare = reader.read(glared, "glare").tracks
+    assert all(with_glare[i].doubtful and with_glare[i].reason.startswith("glare") for i in under)
+    assert not any(t.reason.startswith("glare") for t in reader.read(photo.image_bgr, "plain").tracks)
 
 
 def test_overlay_draws_owners(reader):
