@@ -84,7 +84,7 @@ class ReaderConfig:
     # the view below that, so what a photo shows of a car centres about 4 mm up. From ~70 cm that
     # leans up to ~2.5 mm off the space at the board's edges (see rectify.camera_position).
     colour_seen_height_mm: float = 4.0
-    lane_alone: bool = True  # judge a lane beside a claimed lane of its double with that lane shown bare
+    lane_alone: bool = True  # judge a lane beside a claimed lane of its double with that lane shown bare (Reader._judge_lanes_alone)
     car_across_steps: int = 2  # a car's colour is measured at 2 k + 1 places across its space (0: its middle)
     # A space is under glare where the paper around it stays brighter than this once the light was
     # evened out (spaces.paper_left_bright): PAPER_LEVEL + 15, where evened-out paper's median
@@ -386,18 +386,25 @@ class Reader:
 
     def _judge_lanes_alone(self, norm: np.ndarray, quads_px: np.ndarray, lab: np.ndarray, loglik: np.ndarray,
                            cprobs: np.ndarray, px_per_mm: float) -> None:
-        """Judge again each lane printed in a player's colour beside a claimed lane of its double
-        (`loglik`: the first reading; `lab`: each space's measured colour), with that lane painted in
-        its bare print; updates `cprobs` in place.
+        """Judge again each lane beside a claimed lane of its double (`loglik`: the first reading;
+        `lab`: each space's measured colour) where the neighbour's cars may be taken for its own,
+        with the claimed lane painted in its bare print; updates `cprobs` in place.
 
         Its patch shows the other lane's cars too, and the net, which saw an empty lane beside cars
-        seldom in training, may take them for its own (a black lane beside yellow cars read black).
+        seldom in training, may take them for its own (a black lane beside yellow cars read black;
+        an empty grey lane beside black cars read black, P 0.74). So a lane is judged again where
+        the net decides alone, colour unable to tell a car from the print (a lane printed in a
+        player's colour), and where the lane looks most like cars of its neighbour's colour.
         The lower track ids of such doubles go first, then the others, so that a lane is never
         painted over while it is the one judged."""
         p_empty = np.exp(loglik[:, 0] - np.logaddexp.reduce(loglik, axis=1))
-        track_empty = {t: float(p_empty[self.track_ids == t].mean()) for t in np.unique(self.track_ids)}
-        # Only where colour cannot tell a car from the print is the net's answer decisive.
-        beside = np.array([o >= 0 and track_empty[o] < 0.5 for o in self.other_lane]) & self.player_printed
+        tracks = np.unique(self.track_ids)
+        track_empty = {t: float(p_empty[self.track_ids == t].mean()) for t in tracks}
+        likeliest_car = {t: int(loglik[self.track_ids == t, 1:].sum(axis=0).argmax()) for t in tracks}
+        claimed_beside = np.array([o >= 0 and track_empty[o] < 0.5 for o in self.other_lane])
+        neighbours_colour = np.array([o >= 0 and likeliest_car[t] == likeliest_car[o]
+                                      for t, o in zip(self.track_ids, self.other_lane)])
+        beside = claimed_beside & (self.player_printed | neighbours_colour)
         if not beside.any():
             return
         print_bgr = self._print_bgr(lab, p_empty > 0.5)
@@ -407,7 +414,7 @@ class Reader:
                 painted = np.isin(self.track_ids, self.other_lane[k])
                 board = paint_spaces(norm, quads_px[painted], print_bgr[painted])
                 alone = crop_spaces(board, quads_px[k], px_per_mm, self.geometry, self.track_ids[k], self.index[k])
-                cprobs[k] = self._classify(alone.patches, self.player_printed[k])  # all player-printed: two looks
+                cprobs[k] = self._classify(alone.patches, self.player_printed[k])
 
     def _print_bgr(self, lab: np.ndarray, empty: np.ndarray) -> np.ndarray:
         """(N, 3) each space's print colour on this board: the median of the measured colours `lab`

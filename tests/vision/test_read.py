@@ -421,3 +421,45 @@ def test_a_lane_beside_a_claimed_lane_is_judged_again_with_that_lane_bare():
     s = first.shape[1]
     own = np.s_[:, s // 2 - 3:s // 2 + 3, s // 4:3 * s // 4]  # the black lane itself is untouched
     assert np.abs(first[own].astype(int) - again[own].astype(int)).mean() < 2.0
+
+
+@pytest.mark.parametrize("beside_looks_like, judged_again", [("black", True), ("red", False)])
+def test_a_grey_lane_is_judged_again_where_it_looks_like_its_neighbours_cars(beside_looks_like, judged_again):
+    """Kansas City-Omaha is two grey lanes. Black cars on one: the other lane's patch shows them, and
+    where the net then sees black cars there too (the neighbour's colour) the lane is judged again
+    with the claimed lane painted bare; where it sees another colour, it is not."""
+    from vision.read import Reader
+    from vision.reading import SPACE_CLASSES
+    from vision.synth.render import render_flat_board
+
+    claimed = next(t for t in BOARD.tracks if {t.a, t.b} == {"Kansas City", "Omaha"})
+    other = BOARD.double_of(claimed)
+    reader = Reader()
+    real = reader.classifier
+    batches = []
+
+    class NeighbourSeen:
+        """'Black car' on the claimed lane; on the other lane, first 'empty' at 0.6 and a car of
+        `beside_looks_like` at 0.4, then (judged again) 'empty'; 'empty' elsewhere."""
+        config, occupancy = real.config, real.occupancy
+
+        def predict(self, patches):
+            batches.append(len(patches))
+            p = np.zeros((len(patches), 6))
+            p[:, 0] = 0.98
+            p[:, 5] = 0.02
+            if len(batches) == 1:
+                p[reader.track_ids == claimed.id] = [0.05, 0, 0, 0, 0, 0.95]
+                seen = np.zeros(6)
+                seen[0], seen[SPACE_CLASSES.index(beside_looks_like)] = 0.6, 0.4
+                p[reader.track_ids == other.id] = seen
+            return p
+
+        def loglik(self, probs, *args):
+            return real.loglik(probs, *args)
+
+    reader.classifier = NeighbourSeen()
+    flat = render_flat_board(np.random.default_rng(5), {"black": [claimed.id]}, camera_mm=np.array([397.0, 262.0, 700.0]))
+    reader.evidence(flat)
+    again = [int(np.sum(reader.track_ids == other.id))] if judged_again else []
+    assert batches == [309, int(reader.player_printed.sum())] + again
