@@ -189,7 +189,7 @@ class ColourModel:
 
     def loglik(self, lab: np.ndarray, printed: list[str], track_ids: np.ndarray,
                reference: EmptyReference | None = None, lab_car: np.ndarray | None = None,
-               car_isolated: np.ndarray | None = None) -> np.ndarray:
+               car_isolated: np.ndarray | None = None, glare: np.ndarray | None = None) -> np.ndarray:
         """(N, 6) log-likelihood of each space's colour under each class, after adapting to the photo.
 
         `lab` is each space's colour where it is printed, `lab_car` (default: the same) where a car
@@ -199,6 +199,9 @@ class ColourModel:
         tracks are claimed whole). `car_isolated` marks spaces whose `lab_car` is already the colour
         of what covers part of the space alone (the changed pixels against an empty view): there a
         car must show its own colour, not a mix with the print (a shadow is not part of a car).
+        `glare` marks spaces under glare (spaces.paper_left_bright): there a car too may be mixed
+        with the light's white, as print may everywhere, and the space says nothing of the
+        photo's print and car colours (they are not adapted on it).
         """
         cfg = self.cfg
         lab = np.asarray(lab, dtype=float)
@@ -224,6 +227,7 @@ class ColourModel:
         car = car0.copy()
         tids = np.asarray(track_ids)
         uniq, inv = np.unique(tids, return_inverse=True)
+        glared = np.zeros(n, bool) if glare is None else np.asarray(glare, bool)
         for _ in range(cfg.rounds + 1):
             empty = empty0 + shift_e[pidx]
             ll = np.empty((n, len(SPACE_CLASSES)))
@@ -239,6 +243,12 @@ class ColourModel:
             t = np.clip(t, t_min[:, None, None], 1.0)  # (n, K, 5)
             point = empty[:, None, None, :] + t[..., None] * v
             ll_k = _gauss_ll(lab_k[:, :, None, :], point, sig_c) - cfg.cover_penalty * (1 - t)
+            if glared.any():  # the car (and what print it leaves) mixed with white, nearest point
+                gp = WHITE_LAB - point[glared]
+                x = lab_k[glared][:, :, None, :]
+                ag = np.clip(((x - point[glared]) * gp).sum(-1) / np.maximum((gp * gp).sum(-1), 1e-6), 0.0, cfg.max_glare)
+                ll_k[glared] = (_gauss_ll(x, point[glared] + ag[..., None] * gp, sig_c)
+                                - cfg.cover_penalty * (1 - t[glared]) - cfg.glare_penalty * ag)
             best = ll_k.argmax(axis=1)  # (n, 5)
             ll[:, 1:] = np.take_along_axis(ll_k, best[:, None, :], axis=1)[:, 0]
             t = np.take_along_axis(t, best[:, None, :], axis=1)[:, 0]
@@ -254,14 +264,14 @@ class ColourModel:
             if _ == cfg.rounds:
                 break
             # M-step with a prior: pseudo-count `prior_weight` at the start value.
-            w = resp[:, 0]
+            w = resp[:, 0] * ~glared
             for k in range(len(pnames)):
                 m = pidx == k
                 if m.any():
                     d = (lab[m] - empty0[m]) * w[m, None]
                     shift_e[k] = d.sum(axis=0) / (w[m].sum() + cfg.prior_weight)
             for c in range(len(PLAYER_COLORS)):
-                wc = resp[:, 1 + c] * (t[:, c] > 0.8)  # well-covered spaces show the car's colour
+                wc = resp[:, 1 + c] * (t[:, c] > 0.8) * ~glared  # well-covered spaces show the car's colour
                 car[c] = (car0[c] * cfg.prior_weight + (lab_best[:, c] * wc[:, None]).sum(axis=0)) / (cfg.prior_weight + wc.sum())
         return ll
 

@@ -253,21 +253,23 @@ class Reader:
         lit = light_board(flattened, self.quads_mm, cfg.px_per_mm, cfg.register)
         glare = paper_left_bright(lit) > cfg.glare_paper_level
         spaces = cut_spaces(lit, self.geometry, self.track_ids, self.index)
-        plain = replace(self._fused(lit, spaces, camera_mm, seen_px_per_mm), glare=glare)
+        plain = replace(self._fused(lit, spaces, camera_mm, seen_px_per_mm, glare=glare), glare=glare)
         if self.calibration is None:
             return plain
         match, against = self._against_calibration(lit, spaces, plain)
         if not match.used:
             return replace(plain, calibration=match)
         lit, spaces, change, ref = against
-        return replace(self._fused(lit, spaces, camera_mm, seen_px_per_mm, change, ref), calibration=match, glare=glare)
+        return replace(self._fused(lit, spaces, camera_mm, seen_px_per_mm, change, ref, glare), calibration=match,
+                       glare=glare)
 
     def _fused(self, lit: LitBoard, spaces: SpacePatches, camera_mm, seen_px_per_mm=None, change=None,
-               ref=None) -> SpaceEvidence:
+               ref=None, glare=None) -> SpaceEvidence:
         """The evidence of the colour model, the change against an empty view (`change`, with that
-        view's colours `ref`; None: no calibration) and the classifier, fused."""
+        view's colours `ref`; None: no calibration) and the classifier, fused (`glare`: the spaces
+        under glare, see ColourModel.loglik)."""
         cfg = self.config
-        parts = [(self._colour_loglik(lit, spaces, camera_mm, seen_px_per_mm, change, ref), cfg.w_colour)]
+        parts = [(self._colour_loglik(lit, spaces, camera_mm, seen_px_per_mm, change, ref, glare), cfg.w_colour)]
         if change is not None:
             parts.append((change_loglik(change.d50), cfg.w_change))
         cprobs = None
@@ -317,7 +319,8 @@ class Reader:
         empty = [t.track_id for t in self.decide(ev) if t.owner is None and not t.doubtful]
         return np.isin(self.track_ids, empty)
 
-    def _colour_loglik(self, lit: LitBoard, spaces: SpacePatches, camera_mm, seen_px_per_mm, change, ref) -> np.ndarray:
+    def _colour_loglik(self, lit: LitBoard, spaces: SpacePatches, camera_mm, seen_px_per_mm, change, ref,
+                       glare=None) -> np.ndarray:
         """(N, 6) the colour evidence. The mean colour mixes linearly when a car covers part of its
         space (see ColourModel); print is measured on the space, a car where it is seen (parallax)."""
         shift = car_offsets_px(self.quads_mm, camera_mm, self.config.colour_seen_height_mm, lit.px_per_mm)
@@ -336,7 +339,7 @@ class Reader:
             # The print is still judged on the whole space.
             isolated = (change.changed_share >= 0.3) & (change.changed_share < 0.8)
             colour_car = np.where(isolated[:, None, None], change.changed_lab[:, None, :], colour_car)
-        return self.colour.loglik(spaces.lab_mean, self.printed, self.track_ids, ref, colour_car, isolated)
+        return self.colour.loglik(spaces.lab_mean, self.printed, self.track_ids, ref, colour_car, isolated, glare)
 
     def _across_steps(self, reach: float, seen_px_per_mm: float | None) -> int:
         """How many places each side of the middle a car's colour is looked for: at most

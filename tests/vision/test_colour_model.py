@@ -2,7 +2,7 @@
 its space, and a shadow that is not a car."""
 import numpy as np
 
-from vision.classify import CAR_LAB, ColourModel, EmptyReference
+from vision.classify import CAR_LAB, PRINTED_LAB, ColourModel, EmptyReference
 from vision.reading import SPACE_CLASSES
 
 GRAY_PRINT = np.array([160.0, 128.0, 126.0])
@@ -58,3 +58,27 @@ def test_glare_on_dark_print_is_not_a_car():
     ll = ColourModel().loglik(labs, ["black"] * 12, np.arange(12))
     assert SPACE_CLASSES[ll[0].argmax()] == "empty"
     assert SPACE_CLASSES[ll[1].argmax()] == "green"
+
+
+def test_under_glare_a_car_may_be_washed_with_white_and_the_space_says_nothing_of_the_photos_colours():
+    """Spaces under glare: a dark car there, washed towards white, is explained better than by the
+    print beside it alone; and those spaces do not move the photo's print and car colours, so the
+    other spaces read as if the glared ones were not on the board."""
+    white = np.array([255.0, 128.0, 128.0])
+    red_print = np.array(PRINTED_LAB["red"], float)
+    rng = np.random.default_rng(0)
+    n = 16
+    labs = red_print + rng.normal(0, 3, (n, 3))
+    labs[:4] = red_print + 0.3 * (white - red_print)  # glared empty print
+    labs[4] = np.array(CAR_LAB["black"]) + 0.3 * (white - np.array(CAR_LAB["black"]))  # a washed black car
+    labs[5] = np.array(CAR_LAB["blue"])  # a car away from the glare
+    glare = np.zeros(n, bool)
+    glare[:5] = True
+    model = ColourModel()
+    plain = model.loglik(labs, ["red"] * n, np.arange(n))
+    under = model.loglik(labs, ["red"] * n, np.arange(n), glare=glare)
+    black = SPACE_CLASSES.index("black")
+    assert under[4, black] - under[4, 0] > plain[4, black] - plain[4, 0] + 1.0
+    alone = model.loglik(labs[5:], ["red"] * (n - 5), np.arange(n - 5))
+    assert np.allclose(under[5:], alone)
+    assert not np.allclose(plain[5:], alone)  # without word of glare, the glared print moves them
