@@ -54,8 +54,8 @@ from vision.decide import (  # noqa: E402
     DecideConfig,
     contest_kind,
     decide_choice,
-    doubt_chance,
     evidence_margins,
+    track_confidence,
     under_glare,
 )
 from vision.image_io import load_photo, read_header  # noqa: E402
@@ -207,8 +207,8 @@ def fit(rows: dict, cfg: DecideConfig = DecideConfig(), budget_rows: dict | None
 
 def p_wrong_of(rows: dict, cfg: DecideConfig) -> np.ndarray:
     """Each track's chance of being wrong as vision.decide.decide_tracks gives it."""
-    p = np.array([doubt_chance(m, n, k, cfg) for m, n, k in zip(rows["margin"], rows["length"], rows["kind"])])
-    return np.where(rows["glared"], np.maximum(p, 1.0 - cfg.glare_confidence), p)
+    return np.array([1.0 - track_confidence(m, n, k, g, cfg)
+                     for m, n, k, g in zip(rows["margin"], rows["length"], rows["kind"], rows["glared"])])
 
 
 def report(name: str, rows: dict, cfg: DecideConfig) -> None:

@@ -117,15 +117,13 @@ def decide_tracks(space_loglik: list[np.ndarray], space_probs: list[np.ndarray] 
     for t in board.tracks:
         c, r = int(choice[t.id]), int(runner[t.id])
         kind = contest_kind(t.color, c, r)
-        conf = 1.0 - doubt_chance(margin[t.id], t.length, kind, cfg)
-        glared = under_glare(space_glare[t.id], cfg) if space_glare is not None else False
-        if glared and conf > cfg.glare_confidence:
-            conf = cfg.glare_confidence
-        else:
-            glared = False  # the evidence alone says less: its reason is the one to give
+        glared = space_glare is not None and under_glare(space_glare[t.id], cfg)
+        conf = track_confidence(margin[t.id], t.length, kind, glared, cfg)
+        # Where the evidence alone says less than the glare, its reason is the one to give.
+        glare_says = glared and conf == cfg.glare_confidence
         doubtful = conf < cfg.doubt_below
         reason = ""
-        if doubtful and glared:
+        if doubtful and glare_says:
             reason = ("glare over this track can hide cars: check whether it holds any" if c == 0 else
                       f"glare over this track can wash cars out: check they are {SPACE_CLASSES[c]}")
         elif doubtful:
@@ -140,6 +138,14 @@ def decide_tracks(space_loglik: list[np.ndarray], space_probs: list[np.ndarray] 
                                 space_probs=np.asarray(probs, dtype=float), doubtful=bool(doubtful),
                                 reason=reason))
     return out
+
+
+def track_confidence(margin: float, length: int, kind: int, glared: bool = False,
+                     cfg: DecideConfig = DecideConfig()) -> float:
+    """The chance a track's reading is right: 1 - `doubt_chance`, held to `cfg.glare_confidence`
+    on a track under glare (`under_glare`)."""
+    conf = 1.0 - doubt_chance(margin, length, kind, cfg)
+    return min(conf, cfg.glare_confidence) if glared else conf
 
 
 def under_glare(space_glare: np.ndarray, cfg: DecideConfig = DecideConfig()) -> bool:
