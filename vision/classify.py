@@ -242,13 +242,14 @@ class ColourModel:
             t = ((lab_k[:, :, None, :] - empty[:, None, None, :]) * v).sum(-1) / np.maximum((v * v).sum(-1), 1e-6)
             t = np.clip(t, t_min[:, None, None], 1.0)  # (n, K, 5)
             point = empty[:, None, None, :] + t[..., None] * v
-            ll_k = _gauss_ll(lab_k[:, :, None, :], point, sig_c) - cfg.cover_penalty * (1 - t)
-            if glared.any():  # the car (and what print it leaves) mixed with white, nearest point
+            ag = np.zeros(t.shape)  # under glare: the car (and the print it leaves) mixed with white
+            if glared.any():
                 gp = WHITE_LAB - point[glared]
-                x = lab_k[glared][:, :, None, :]
-                ag = np.clip(((x - point[glared]) * gp).sum(-1) / np.maximum((gp * gp).sum(-1), 1e-6), 0.0, cfg.max_glare)
-                ll_k[glared] = (_gauss_ll(x, point[glared] + ag[..., None] * gp, sig_c)
-                                - cfg.cover_penalty * (1 - t[glared]) - cfg.glare_penalty * ag)
+                ag[glared] = np.clip(((lab_k[glared][:, :, None, :] - point[glared]) * gp).sum(-1)
+                                     / np.maximum((gp * gp).sum(-1), 1e-6), 0.0, cfg.max_glare)
+                point = point + ag[..., None] * (WHITE_LAB - point)
+            ll_k = (_gauss_ll(lab_k[:, :, None, :], point, sig_c) - cfg.cover_penalty * (1 - t)
+                    - cfg.glare_penalty * ag)
             best = ll_k.argmax(axis=1)  # (n, 5)
             ll[:, 1:] = np.take_along_axis(ll_k, best[:, None, :], axis=1)[:, 0]
             t = np.take_along_axis(t, best[:, None, :], axis=1)[:, 0]

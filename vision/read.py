@@ -253,15 +253,14 @@ class Reader:
         lit = light_board(flattened, self.quads_mm, cfg.px_per_mm, cfg.register)
         glare = paper_left_bright(lit) > cfg.glare_paper_level
         spaces = cut_spaces(lit, self.geometry, self.track_ids, self.index)
-        plain = replace(self._fused(lit, spaces, camera_mm, seen_px_per_mm, glare=glare), glare=glare)
+        plain = self._fused(lit, spaces, camera_mm, seen_px_per_mm, glare=glare)
         if self.calibration is None:
             return plain
         match, against = self._against_calibration(lit, spaces, plain)
         if not match.used:
             return replace(plain, calibration=match)
         lit, spaces, change, ref = against
-        return replace(self._fused(lit, spaces, camera_mm, seen_px_per_mm, change, ref, glare), calibration=match,
-                       glare=glare)
+        return replace(self._fused(lit, spaces, camera_mm, seen_px_per_mm, change, ref, glare), calibration=match)
 
     def _fused(self, lit: LitBoard, spaces: SpacePatches, camera_mm, seen_px_per_mm=None, change=None,
                ref=None, glare=None) -> SpaceEvidence:
@@ -279,7 +278,7 @@ class Reader:
         ll = fuse(parts)
         p = np.exp(ll - ll.max(axis=1, keepdims=True))
         p /= p.sum(axis=1, keepdims=True)
-        return SpaceEvidence(lit.quads_px, self.track_ids, spaces.lab, spaces.lab_spread, ll, p, cprobs)
+        return SpaceEvidence(lit.quads_px, self.track_ids, spaces.lab, spaces.lab_spread, ll, p, cprobs, glare=glare)
 
     def decide(self, ev: SpaceEvidence) -> list[TrackReading]:
         per_track_ll = [ev.loglik[self.track_ids == t.id] for t in self.board.tracks]

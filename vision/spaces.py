@@ -134,13 +134,21 @@ def light_map(flattened: np.ndarray, mask: np.ndarray, cells: tuple[int, int] = 
     return cv2.GaussianBlur(grid, (3, 3), 0)
 
 
+def paper_light_map(board: np.ndarray, quads_px: np.ndarray, px_per_mm: float, cells: tuple[int, int] = (10, 15),
+                    percentile: float = 80.0) -> np.ndarray:
+    """`light_map` of a board's paper (away from the spaces at `quads_px`), measured on a
+    quarter-size copy: the light map is smooth, so that measures it as well, 16x faster."""
+    h, w = board.shape[:2]
+    f = 0.25
+    small = cv2.resize(board, (int(w * f), int(h * f)), interpolation=cv2.INTER_AREA)
+    mask = paper_mask(small.shape[:2], np.asarray(quads_px) * f, px_per_mm * f)
+    return light_map(small, mask, cells, percentile)
+
+
 def normalise_light(flattened: np.ndarray, quads_px: np.ndarray, px_per_mm: float) -> np.ndarray:
     """The flattened board with the paper brought to PAPER_LEVEL grey everywhere (uint8 BGR)."""
     h, w = flattened.shape[:2]
-    f = 0.25  # the light map is smooth: a quarter-size copy measures it as well, 16x faster
-    small = cv2.resize(flattened, (int(w * f), int(h * f)), interpolation=cv2.INTER_AREA)
-    mask = paper_mask(small.shape[:2], np.asarray(quads_px) * f, px_per_mm * f)
-    grid = light_map(small, mask)
+    grid = paper_light_map(flattened, quads_px, px_per_mm)
     gain = cv2.resize((PAPER_LEVEL / np.maximum(grid, 1.0)).astype(np.float32), (w, h),
                       interpolation=cv2.INTER_LINEAR)
     return cv2.multiply(np.ascontiguousarray(flattened), gain, dtype=cv2.CV_8U)  # saturates at 0..255
@@ -176,15 +184,13 @@ def paper_left_bright(lit: LitBoard, cells: tuple[int, int] = (20, 30)) -> np.nd
     median paper value (mean of the channels) in the cell of a `cells` grid over the board that
     holds the space's middle.
 
-    `normalise_light` evens the light out over cells of ~55 mm, smoothed, so it follows a lamp's
-    slope and a shadow but not a smaller bright patch, glare off the glossy board: there the paper
-    stays far above PAPER_LEVEL, where evened-out paper's median lies a little below it (its 80th
-    percentile is brought to PAPER_LEVEL)."""
+    `normalise_light` evens the light out over cells of ~55 mm, smoothed and held within 0.6-1.4x
+    of the board-wide value, so it follows a lamp's slope and a shadow but not glare off the glossy
+    board far brighter than the rest (the phone exposing for it): there the paper stays far above
+    PAPER_LEVEL, where evened-out paper's median lies a little below it (its 80th percentile is
+    brought to PAPER_LEVEL)."""
     h, w = lit.board.shape[:2]
-    f = 0.25
-    small = cv2.resize(lit.board, (int(w * f), int(h * f)), interpolation=cv2.INTER_AREA)
-    grid = light_map(small, paper_mask(small.shape[:2], lit.quads_px * f, lit.px_per_mm * f),
-                     cells, percentile=50.0).mean(axis=2)
+    grid = paper_light_map(lit.board, lit.quads_px, lit.px_per_mm, cells, percentile=50.0).mean(axis=2)
     c = space_frames(lit.quads_px)[0]
     ny, nx = cells
     iy = np.clip((c[:, 1] * ny / h).astype(int), 0, ny - 1)
