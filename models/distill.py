@@ -1,11 +1,12 @@
-"""Distil several trained space classifiers (the teachers) into one net of the same size (the student).
+"""Distil several trained space classifiers (the teachers) into one smaller net (the student).
 
 Why: nets trained by the same recipe from other seeds disagree most where the reader needs them
 most, on a car standing on a space printed in its own colour, and on real photos one run may read
 a print as cars where the next does not. The teachers' averaged answer is steadier than any one of
 them, but running several nets per photo costs their sum in time; a student trained to give the
-averaged answer keeps one net's speed (Hinton et al., "Distilling the knowledge in a neural
-network", 2015).
+averaged answer keeps one net's speed, or better: a narrower net than any teacher learns their
+averaged answer as well (Hinton et al., "Distilling the knowledge in a neural network", 2015), and
+the reader runs it on every photo.
 
 In:  the teachers' ONNX files and folders of labelled patches (`models.train.render_patches`' layout:
      `<dir>/{train,val}/<class>/*.png`).
@@ -94,8 +95,9 @@ def _to_tensor(patches_bgr: np.ndarray):
 
 def distil(teacher_onnx: list[Path], patch_dirs: list[Path], out_onnx: Path, work: Path, epochs: int = 3,
            batch: int = 64, seed: int = 1000, label_weight: float = 0.2, lr: float = 1e-3, log=print,
-           device: str = "cpu") -> dict:
-    """Train the student (yolo11n-cls from its yaml) on `patch_dirs` towards the teachers' averaged
+           device: str = "cpu", model_yaml: str = "yolo11n-cls.yaml") -> dict:
+    """Train the student (built from `model_yaml`: the recipe's is models/space_student.yaml, narrower
+    than its teachers) on `patch_dirs` towards the teachers' averaged
     answer and export it to `out_onnx`. Returns metrics: top-1 against the true labels and agreement
     with the teachers on the validation patches, and the seconds spent. `device` "0" (a CUDA
     device) is much faster than the CPU."""
@@ -115,7 +117,7 @@ def distil(teacher_onnx: list[Path], patch_dirs: list[Path], out_onnx: Path, wor
     t_targets = time.time() - t0
     log(f"student: {len(x_train)} training patches, teacher targets in {t_targets:.0f} s")
 
-    model = ClassificationModel("yolo11n-cls.yaml", nc=len(CLASSES), verbose=False).to(dev)
+    model = ClassificationModel(model_yaml, nc=len(CLASSES), verbose=False).to(dev)
     decay, no_decay = [], []
     for p in model.parameters():
         (decay if p.ndim > 1 else no_decay).append(p)
@@ -149,17 +151,17 @@ def distil(teacher_onnx: list[Path], patch_dirs: list[Path], out_onnx: Path, wor
         metrics["top1"] = float((probs.argmax(1) == y_val).mean())
         metrics["teachers_top1"] = float((ens.argmax(1) == y_val).mean())
         metrics["agreement_with_teachers"] = float((probs.argmax(1) == ens.argmax(1)).mean())
-    _export(model.cpu(), out_onnx, images.shape[-1], work)
+    _export(model.cpu(), out_onnx, images.shape[-1], work, model_yaml)
     metrics["seconds"] = round(time.time() - t0, 1)
     return metrics
 
 
-def _export(model, out_onnx: Path, imgsz: int, work: Path) -> None:
+def _export(model, out_onnx: Path, imgsz: int, work: Path, model_yaml: str = "yolo11n-cls.yaml") -> None:
     """Export through Ultralytics, exactly as a teacher is exported (dynamic batch, softmax out)."""
 
     from ultralytics import YOLO
 
-    wrapper = YOLO("yolo11n-cls.yaml", task="classify")
+    wrapper = YOLO(model_yaml, task="classify")
     model.names = {i: n for i, n in enumerate(CLASSES)}
     model.args = {"imgsz": imgsz, "data": None}
     model.task = "classify"

@@ -18,8 +18,8 @@ double route's two lanes by the same city pair, so where both lanes are printed 
 when it agrees with the truth as a pair, else from the classifier's answer if it is clear, else the
 pair's spaces are left out.
 
-Fine-tune (`finetune`): the starting net's weights are read from its ONNX file into the same
-`yolo11n-cls.yaml` graph in fused form (convolutions with their batch norm folded in, as the export
+Fine-tune (`finetune`): the starting net's weights are read from its ONNX file into the graph of
+the same layers (its config's `architecture`) in fused form (convolutions with their batch norm folded in, as the export
 wrote them), then trained on the real patches (hard labels) and on freshly rendered patches
 (targets: 80 % the starting net's own answer on the patch and its half-turned copy, 20 % the label,
 so the renders keep what the net knew: see `models.distill`). Real patches are augmented harder
@@ -203,8 +203,8 @@ def split(photos: list[dict], leave_out: str | None) -> tuple[np.ndarray, np.nda
 # ----------------------------------------------------------------------------- the net
 
 
-def load_onnx_weights(onnx_path: Path):
-    """A fused `yolo11n-cls.yaml` ClassificationModel (6 classes) holding the weights of an ONNX
+def load_onnx_weights(onnx_path: Path, model_yaml: str = "yolo11n-cls.yaml"):
+    """A fused ClassificationModel of `model_yaml`'s layers (6 classes) holding the weights of an ONNX
     file exported from one (`models.train` / `models.distill`: the export fuses each batch norm
     into its convolution and keeps the weights' names). Its answers equal the ONNX file's (largest
     difference 4e-7 on real patches)."""
@@ -213,7 +213,7 @@ def load_onnx_weights(onnx_path: Path):
     from onnx import numpy_helper
     from ultralytics.nn.tasks import ClassificationModel
 
-    model = ClassificationModel("yolo11n-cls.yaml", nc=len(CLASSES), verbose=False)
+    model = ClassificationModel(model_yaml, nc=len(CLASSES), verbose=False)
     model.fuse(verbose=False)
     graph = onnx.load(str(onnx_path)).graph
     inits = {i.name: numpy_helper.to_array(i) for i in graph.initializer}
@@ -282,7 +282,8 @@ def top1(onnx_path: Path, x: np.ndarray, y: np.ndarray) -> float | None:
 
 def finetune(init_onnx: Path, x_real: np.ndarray, y_real: np.ndarray, render_dirs: list[Path], out_onnx: Path,
              work: Path, epochs: int = 3, batch: int = 64, seed: int = 1000, lr: float = 3e-4,
-             render_label_weight: float = 0.2, log=print, device: str = "cpu") -> dict:
+             render_label_weight: float = 0.2, log=print, device: str = "cpu",
+             model_yaml: str = "yolo11n-cls.yaml") -> dict:
     """Fine-tune the net of `init_onnx` on real patches (hard labels) and rendered ones (the starting
     net's answer mixed with the label) and export it to `out_onnx`. Returns what was done."""
     import torch
@@ -291,7 +292,7 @@ def finetune(init_onnx: Path, x_real: np.ndarray, y_real: np.ndarray, render_dir
     torch.manual_seed(seed)
     dev = torch.device("cpu" if device == "cpu" else f"cuda:{device}" if device.isdigit() else device)
     gen = torch.Generator().manual_seed(seed)
-    model = load_onnx_weights(init_onnx)
+    model = load_onnx_weights(init_onnx, model_yaml)
     x_render, y_render = load_patches(render_dirs, "train")
     eye = np.eye(len(CLASSES))
     soft = teacher_targets([init_onnx], x_render) if len(x_render) else np.zeros((0, len(CLASSES)))
@@ -333,7 +334,7 @@ def finetune(init_onnx: Path, x_real: np.ndarray, y_real: np.ndarray, render_dir
         losses.append(round(total / total_n, 4))
         log(f"fine-tune epoch {epoch + 1}/{epochs}: loss {losses[-1]:.4f} ({time.time() - t0:.0f} s)")
     model.eval()
-    _export(model.cpu(), out_onnx, img_real.shape[-1] if n_real else img_render.shape[-1], work)
+    _export(model.cpu(), out_onnx, img_real.shape[-1] if n_real else img_render.shape[-1], work, model_yaml)
     return {"epochs": epochs, "lr": lr, "batch": batch, "seed": seed, "real_patches": int(n_real),
             "render_patches": int(n_render), "render_label_weight": render_label_weight, "loss": losses,
             "seconds": round(time.time() - t0, 1)}

@@ -16,8 +16,9 @@ measured against the board's paper, since rendered plastic colours are only near
 3. Steps 1-2 run `teachers` times (default 6), teacher k on its own boards and from its own seed
    (`seed + 1000 k`): nets of one recipe differ most on a car standing on its own printed colour,
    and on real photos one run reads a print as cars where the next does not. The teachers are then
-   distilled into one student net of the same size (`models.distill`), which is the model: their
-   steadier averaged answer at one net's cost. `--teachers 1` makes the one net the model.
+   distilled into one student net (`models.distill`), which is the model: their steadier averaged
+   answer at one net's cost, in a net an eighth of the base width (`models/space_student.yaml`, a
+   third of a teacher's time per photo). `--teachers 1` makes the one net the model.
 4. Write `space_classifier.onnx` (dynamic batch) and `space_classifier.json` beside it: classes,
    image size, patch geometry, seeds, epochs, versions, metrics. The reader loads that file, so its
    preprocessing cannot drift from training.
@@ -70,12 +71,21 @@ from vision.synth.positions import random_position
 from vision.synth.render import render_photo
 
 DEFAULTS = {"count": 24, "epochs": 6, "imgsz": 64, "side_mm": 30.0, "seed": 1000, "photo_wh": (2000, 1500),
-            "corner_jitter": 0.005, "batch": 64, "car_seen_height_mm": 0.0, "teachers": 6, "student_epochs": 3}
+            "corner_jitter": 0.005, "batch": 64, "car_seen_height_mm": 0.0, "teachers": 6, "student_epochs": 6,
+            "student": "space_student.yaml"}
+TEACHER_YAML = "yolo11n-cls.yaml"  # a teacher's (and a lone net's) layers: Ultralytics' own, built from the yaml
 SMOKE = {"count": 3, "epochs": 1, "photo_wh": (1000, 750), "teachers": 2, "student_epochs": 1}
 TEACHER_SEED_STEP = 1000  # teacher k renders boards from seed + 1000 k and trains from that seed
 MIXED_SIZES = ((640, 480), (1008, 756), (1280, 960), (1600, 1200), (1920, 1080), (2016, 1512),
                (1200, 1600), (1512, 2016))
 MIXED_WEIGHTS = np.array([1, 2, 2, 3, 2, 3, 1, 2], float)
+
+
+def architecture_yaml(name: str) -> str:
+    """The yaml that builds a net's layers: one of ours in models/ (e.g. space_student.yaml) by its
+    path, else the name as Ultralytics knows it (yolo11n-cls.yaml)."""
+    ours = Path(__file__).with_name(name)
+    return str(ours) if ours.is_file() else name
 
 
 def render_patches(out_dir: Path, count: int, seed: int, imgsz: int, side_mm: float, photo_wh=(2000, 1500),
@@ -174,7 +184,7 @@ def train_and_export(data_dir: Path, work: Path, out_dir: Path, epochs: int, img
     except ImportError:
         raise TtrError("training needs the train extra: pip install '.[train]' (ultralytics, torch)") from None
     settings.update({"sync": False})
-    model = YOLO("yolo11n-cls.yaml")
+    model = YOLO(TEACHER_YAML)
     # No hue shift (the colour is part of the answer); patches may be upside down (tracks run both ways).
     res = model.train(data=str(data_dir.resolve()), epochs=epochs, imgsz=imgsz, batch=batch, device=device,
                       workers=0 if device == "cpu" else 4, project=str((work / "runs").resolve()), name="cls",
@@ -205,7 +215,8 @@ def _config(p: dict, args, classes, counts, metrics: dict, seconds: dict, seeds:
                  "axis": "space long axis horizontal, centred",
                  "car_seen_height_mm": p["car_seen_height_mm"]},
         "input": "RGB float 0..1, NCHW",
-        "model": "yolo11n-cls.yaml (from scratch)",
+        "model": f"{TEACHER_YAML} (from scratch)",
+        "architecture": TEACHER_YAML,
         "task": "space classes",
         "render": {"count": p["count"], "seeds": [[s, s + p["count"] - 1] for s in seeds],
                    "photo_wh": p["photo_wh"] if p["photo_wh"] == "mixed" else list(p["photo_wh"]),
@@ -280,6 +291,7 @@ def _finetune_run(args, real: Path, leave_out, init: Path) -> int:
         if getattr(args, key):
             p[key] = getattr(args, key)
     init_cfg = json.loads(init.with_suffix(".json").read_text(encoding="utf-8"))
+    arch = init_cfg.get("architecture", TEACHER_YAML)  # configs before it was written: all yolo11n-cls
     # The fine-tuned net keeps its starting net's input: patch size, side and parallax height.
     p["imgsz"], p["side_mm"] = int(init_cfg["imgsz"]), float(init_cfg["crop"]["side_mm"])
     p["car_seen_height_mm"] = float(init_cfg["crop"].get("car_seen_height_mm", 0.0))
@@ -323,10 +335,11 @@ def _finetune_run(args, real: Path, leave_out, init: Path) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     ft = finetune(init_copy, x_ft, y_ft, [render_dir] if p["count"] > 0 else [],
                   out_dir / "space_classifier.onnx", work / "finetune", p["epochs"], p["batch"], p["seed"],
-                  device=args.device)
+                  device=args.device, model_yaml=architecture_yaml(arch))
     seconds["finetune"] = ft.pop("seconds")
     config = _config(p, args, CLASSES, counts, {}, {}, [render_seed])
-    config["model"] = "yolo11n-cls.yaml, fine-tuned from the starting net's weights (fused, as exported)"
+    config["model"] = f"{arch}, fine-tuned from the starting net's weights (fused, as exported)"
+    config["architecture"] = arch
     config["init"] = {"onnx": str(init), "sha256": sha256(init), "command": init_cfg.get("command"),
                       "teachers": init_cfg.get("teachers")}
     config["real"] = _real_config(real, leave_out, photos, x_train, y_train, x_held, y_held)
@@ -396,7 +409,7 @@ def make_model(args) -> int:
     p = dict(DEFAULTS)
     if args.smoke:
         p.update(SMOKE)
-    for key in ("count", "epochs", "teachers", "student_epochs"):
+    for key in ("count", "epochs", "teachers", "student_epochs", "student"):
         if getattr(args, key):
             p[key] = getattr(args, key)
     p["imgsz"], p["seed"] = args.imgsz, args.seed
@@ -446,7 +459,8 @@ def make_model(args) -> int:
     else:
         t0 = time.time()
         student = distil(teachers, patch_dirs, out_dir / "space_classifier.onnx", work / "student",
-                         p["student_epochs"], p["batch"], p["seed"], device=args.device)
+                         p["student_epochs"], p["batch"], p["seed"], device=args.device,
+                         model_yaml=architecture_yaml(p["student"]))
         seconds["distil"] = time.time() - t0
         classes = CLASSES
         final = {"top1": student["top1"], "teachers_top1": top1, "teachers_ensemble_top1": student["teachers_top1"],
@@ -457,6 +471,8 @@ def make_model(args) -> int:
     if real is not None:
         config["real"] = _real_config(real, leave_out, photos, x_real, y_real, x_held, y_held)
     if not alone:
+        config["model"] = f"{p['student']}, distilled from {len(seeds)} {TEACHER_YAML} teachers"
+        config["architecture"] = p["student"]
         config["student"] = {"epochs": p["student_epochs"], "label_weight": student["label_weight"],
                              "targets": "mean of the teachers' answers on each patch and its half-turned copy"}
     (out_dir / "space_classifier.json").write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
