@@ -404,11 +404,15 @@ def register_to_template(board_norm: np.ndarray, quads_px: np.ndarray, px_per_mm
     f = work_px_per_mm / px_per_mm
     sw, sh = int(round(w * f)), int(round(h * f))
     small = cv2.resize(board_norm, (sw, sh), interpolation=cv2.INTER_AREA)
+    # Board pixel -> working pixel, pixel centres kept (as resize maps them): x' = (x + 0.5) f - 0.5.
+    # Scaling by f alone put the template half a board pixel off the board it is matched to, which
+    # the match then took for a true shift (0.35 mm off at 1 px/mm, 1 mm at 0.5).
+    to_work = np.array([[sw / w, 0.0, 0.5 * sw / w - 0.5], [0.0, sh / h, 0.5 * sh / h - 0.5], [0.0, 0.0, 1.0]])
     lab = cv2.cvtColor(small, cv2.COLOR_BGR2LAB).astype(np.float32)
     paper = np.array([199.0, 128.0, 128.0], np.float32)
     feat = np.minimum(np.linalg.norm(lab - paper, axis=-1), 60.0)
     tmpl = np.zeros((sh, sw), np.float32)
-    for q in quads_px * f:
+    for q in quads_px * to_work[[0, 1], [0, 1]] + to_work[:2, 2]:
         cv2.fillConvexPoly(tmpl, np.round(q * 4).astype(np.int32), 60.0, cv2.LINE_AA, 2)
     feat = cv2.GaussianBlur(feat, (0, 0), 1.5)
     tmpl = cv2.GaussianBlur(tmpl, (0, 0), 1.5)
@@ -421,8 +425,7 @@ def register_to_template(board_norm: np.ndarray, quads_px: np.ndarray, px_per_mm
                                            (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, 40, 1e-4), mask, 5)
     except cv2.error:
         return quads_px, 0.0
-    s = np.diag([f, f, 1.0])  # template px -> board px, at full scale
-    full = np.linalg.inv(s) @ warp.astype(np.float64) @ s
+    full = np.linalg.inv(to_work) @ warp.astype(np.float64) @ to_work  # the match, in board pixels
     moved = cv2.perspectiveTransform(quads_px.reshape(-1, 1, 2), full).reshape(quads_px.shape)
     if np.abs(moved - quads_px).max() > max_shift_mm * px_per_mm:
         return quads_px, 0.0
