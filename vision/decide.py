@@ -28,6 +28,7 @@ with a reason in a player's words (`doubt_reason`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -178,22 +179,15 @@ def evidence_margins(scores: np.ndarray, choice: np.ndarray, board: Board) -> tu
             runner[i] = int(alt.argmax())
             margin[i] = scores[i, c] - alt[runner[i]]
             continue
-        rest = _players(np.delete(choice, [i, o]))
-        swapped = (int(choice[o]), c) if board.tracks[o].color == t.color else None
-
-        def pair(a: int, b: int) -> float:
-            return _lane_score(scores[i], a, b) + _lane_score(scores[o], b, a)
-
-        best, best_a = -np.inf, 0
-        for a in range(k):
-            for b in range(k):
-                if a == c or (a, b) == swapped or (a and b and (a == b or len(rest | {a, b}) < 4)):
-                    continue
-                s = pair(a, b)
-                if s > best:
-                    best, best_a = s, a
-        runner[i] = best_a
-        margin[i] = pair(c, int(choice[o])) - best
+        pair = _pair_scores(scores[i], scores[o])
+        allowed = _pair_allowed(_players_but(choice, i, o)).copy()
+        allowed[c, :] = False
+        if board.tracks[o].color == t.color:
+            allowed[int(choice[o]), c] = False  # the same claim, swapped between the lanes
+        masked = np.where(allowed, pair, -np.inf)
+        best_a, best_b = np.unravel_index(int(masked.argmax()), masked.shape)  # the first best, row by row
+        runner[i] = int(best_a)
+        margin[i] = pair[c, int(choice[o])] - masked[best_a, best_b]
     return margin, runner
 
 
@@ -253,6 +247,14 @@ def _players(choice: np.ndarray) -> set[int]:
     return set(np.unique(choice).tolist()) - {0}
 
 
+def _players_but(choice: np.ndarray, i: int, j: int) -> frozenset[int]:
+    """The players `choice` shows on the tracks other than `i` and `j`."""
+    seen = np.bincount(choice, minlength=len(SPACE_CLASSES))
+    seen[choice[i]] -= 1
+    seen[choice[j]] -= 1
+    return frozenset((np.flatnonzero(seen[1:]) + 1).tolist())
+
+
 def double_ids(board: Board) -> tuple[int, ...]:
     """The other track of each track's double route, or -1 (`Board.double_ids`, kept on the board)."""
     return board.double_ids
@@ -293,23 +295,16 @@ def settle_by_rules(scores: np.ndarray, choice: np.ndarray, board: Board,
     """Change the fewest-cost decisions until no rule is broken; returns the new choice (100,)."""
     choice = np.array(choice, dtype=int)
     doubles = [(i, j) for i, j in enumerate(double_ids(board)) if j > i]
+    pair_scores = [_pair_scores(scores[i], scores[j]) for i, j in doubles]
 
     for _ in range(5):  # player count depends on the choices; a few passes reach a fixed point
         changed = False
         # Doubles: best joint pair that keeps one player per double and, in 2-3 player games, one
         # claimed track per double.
-        for i, j in doubles:
-            rest_players = _players(np.delete(choice, [i, j]))
-            best, best_pair = -np.inf, (choice[i], choice[j])
-            for ci in range(len(SPACE_CLASSES)):
-                for cj in range(len(SPACE_CLASSES)):
-                    if ci and cj:
-                        if ci == cj or len(rest_players | {ci, cj}) < 4:
-                            continue
-                    s = _lane_score(scores[i], ci, cj) + _lane_score(scores[j], cj, ci)
-                    if s > best:
-                        best, best_pair = s, (ci, cj)
-            if tuple(best_pair) != (choice[i], choice[j]):
+        for (i, j), both in zip(doubles, pair_scores):
+            pair = np.where(_pair_allowed(_players_but(choice, i, j)), both, -np.inf)
+            best_pair = tuple(int(v) for v in np.unravel_index(int(pair.argmax()), pair.shape))  # first best
+            if best_pair != (choice[i], choice[j]):
                 choice[i], choice[j] = best_pair
                 changed = True
         # Trains: a player over the bound loses the claim that costs least to give up.
@@ -386,6 +381,31 @@ def _lane_score(lane_scores: np.ndarray, own: int, other: int) -> float:
     if own == 0 and other != 0:
         return float(np.logaddexp(lane_scores[0], lane_scores[other] - SPILL))
     return float(lane_scores[own])
+
+
+def _pair_scores(lane_i: np.ndarray, lane_j: np.ndarray) -> np.ndarray:
+    """(6, 6) the score of a double's two lanes (their (6,) scores) for every pair of hypotheses:
+    [a, b] = `_lane_score`(lane_i, a, b) + `_lane_score`(lane_j, b, a)."""
+    def lanes(s: np.ndarray) -> np.ndarray:  # [own, other] = _lane_score(s, own, other)
+        m = np.repeat(np.asarray(s, float)[:, None], len(s), axis=1)
+        m[0, 1:] = np.logaddexp(s[0], s[1:] - SPILL)
+        return m
+    return lanes(lane_i) + lanes(lane_j).T
+
+
+@lru_cache(maxsize=64)
+def _pair_allowed(rest: frozenset[int]) -> np.ndarray:
+    """(6, 6) which pairs of hypotheses a double's lanes may take by the rules, the players seen on
+    the other tracks being `rest`: never one player on both, and both claimed only with 4 players.
+    Read-only (it is cached)."""
+    k = len(SPACE_CLASSES)
+    new = np.ones(k, bool)
+    new[list(rest)] = False
+    both = len(rest) + new[:, None] + new[None, :] >= 4
+    allowed = both & ~np.eye(k, dtype=bool)
+    allowed[0, :] = allowed[:, 0] = True
+    allowed.flags.writeable = False
+    return allowed
 
 
 def unseen_player_penalty(choice: np.ndarray, board: Board) -> np.ndarray:

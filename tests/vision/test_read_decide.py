@@ -223,3 +223,29 @@ def test_the_unseen_player_prior_only_takes_back_own_colour_claims_of_unseen_pla
         if a.owner != b.owner and a.track_id not in taken_back:
             # only as a consequence: the other lane of a double whose claim was taken back is free again
             assert BOARD.double_ids[a.track_id] in taken_back and a.owner is None, (a, b)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(-30, 30), min_size=12, max_size=12),
+       st.sets(st.integers(1, len(SPACE_CLASSES) - 1), max_size=5))
+@example([0.0] * 12, set())  # ties everywhere: the first best pair, as the plain search finds it
+def test_a_doubles_pairs_are_scored_and_allowed_as_the_rules_say(values, rest):
+    """The double's pair search (all 36 pairs at once) scores each pair as its two lanes' scores
+    say, one taking its hypothesis while the other takes its own, and allows exactly the pairs the
+    rules allow (never one player on both lanes; both claimed only with 4 players seen in all)."""
+    from vision.decide import _lane_score, _pair_allowed, _pair_scores
+
+    lane_i, lane_j = np.array(values[:6]), np.array(values[6:])
+    scores = _pair_scores(lane_i, lane_j)
+    allowed = _pair_allowed(frozenset(rest))
+    k = len(SPACE_CLASSES)
+    best, best_pair = -np.inf, None
+    for a in range(k):
+        for b in range(k):
+            assert scores[a, b] == _lane_score(lane_i, a, b) + _lane_score(lane_j, b, a)
+            ok = not (a and b) or (a != b and len(rest | {a, b}) >= 4)
+            assert allowed[a, b] == ok
+            if ok and scores[a, b] > best:
+                best, best_pair = scores[a, b], (a, b)
+    masked = np.where(allowed, scores, -np.inf)
+    assert np.unravel_index(int(masked.argmax()), masked.shape) == best_pair
