@@ -17,9 +17,9 @@ measured against the board's paper, since rendered plastic colours are only near
    (`seed + 1000 k`): nets of one recipe differ most on a car standing on its own printed colour,
    and on real photos one run reads a print as cars where the next does not. The teachers are then
    distilled into one student net (`models.distill`), which is the model: their steadier averaged
-   answer at one net's cost. The student has the teachers' layers unless `--student` names others
-   (`models/space_student.yaml`: an eighth of the base width, a third of the time per photo, tried
-   and not shipped, models/README.md). `--teachers 1` makes the one net the model.
+   answer at one net's cost, in a net an eighth of the base width (`models/space_student.yaml`,
+   about half a teacher's time per photo; `--student yolo11n-cls.yaml` gives the teachers' own
+   layers). `--teachers 1` makes the one net the model.
 4. Write `space_classifier.onnx` (dynamic batch) and `space_classifier.json` beside it: classes,
    image size, patch geometry, seeds, epochs, versions, metrics. The reader loads that file, so its
    preprocessing cannot drift from training.
@@ -72,8 +72,8 @@ from vision.synth.positions import random_position
 from vision.synth.render import render_photo
 
 DEFAULTS = {"count": 24, "epochs": 6, "imgsz": 64, "side_mm": 30.0, "seed": 1000, "photo_wh": (2000, 1500),
-            "corner_jitter": 0.005, "batch": 64, "car_seen_height_mm": 0.0, "teachers": 6, "student_epochs": 3,
-            "student": "yolo11n-cls.yaml"}
+            "corner_jitter": 0.005, "batch": 64, "car_seen_height_mm": 0.0, "teachers": 6, "student_epochs": 6,
+            "student": "space_student.yaml"}
 TEACHER_YAML = "yolo11n-cls.yaml"  # a teacher's (and a lone net's) layers: Ultralytics' own, built from the yaml
 SMOKE = {"count": 3, "epochs": 1, "photo_wh": (1000, 750), "teachers": 2, "student_epochs": 1}
 TEACHER_SEED_STEP = 1000  # teacher k renders boards from seed + 1000 k and trains from that seed

@@ -389,24 +389,19 @@ class Reader:
     def _judge_lanes_alone(self, norm: np.ndarray, quads_px: np.ndarray, lab: np.ndarray, loglik: np.ndarray,
                            cprobs: np.ndarray, px_per_mm: float) -> None:
         """Judge again each lane beside a claimed lane of its double (`loglik`: the first reading;
-        `lab`: each space's measured colour) where the neighbour's cars may be taken for its own,
-        with the claimed lane painted in its bare print; updates `cprobs` in place.
+        `lab`: each space's measured colour) with the claimed lane painted in its bare print;
+        updates `cprobs` in place.
 
         Its patch shows the other lane's cars too, and the net, which saw an empty lane beside cars
-        seldom in training, may take them for its own (a black lane beside yellow cars read black;
-        an empty grey lane beside black cars read black, P 0.74). So a lane is judged again where
-        the net decides alone, colour unable to tell a car from the print (a lane printed in a
-        player's colour), and where the lane looks most like cars of its neighbour's colour.
-        The lower track ids of such doubles go first, then the others, so that a lane is never
-        painted over while it is the one judged."""
+        seldom in training, may take them for cars of its own (a black lane beside yellow cars read
+        black; empty grey lanes beside black cars read black, P 0.74, and green). The lower track
+        ids of such doubles go first, then the others, so that a lane is never painted over while
+        it is the one judged. (Judged only where the lane was printed in a player's colour or
+        looked like its neighbour's cars, with the net before the narrow student: judging every
+        such lane cost that net 3 tracks of the seed-2026 renders; models/README.md.)"""
         p_empty = np.exp(loglik[:, 0] - np.logaddexp.reduce(loglik, axis=1))
-        tracks = np.unique(self.track_ids)
-        track_empty = {t: float(p_empty[self.track_ids == t].mean()) for t in tracks}
-        likeliest_car = {t: int(loglik[self.track_ids == t, 1:].sum(axis=0).argmax()) for t in tracks}
-        claimed_beside = np.array([o >= 0 and track_empty[o] < 0.5 for o in self.other_lane])
-        neighbours_colour = np.array([o >= 0 and likeliest_car[t] == likeliest_car[o]
-                                      for t, o in zip(self.track_ids, self.other_lane)])
-        beside = claimed_beside & (self.player_printed | neighbours_colour)
+        track_empty = {t: float(p_empty[self.track_ids == t].mean()) for t in np.unique(self.track_ids)}
+        beside = np.array([o >= 0 and track_empty[o] < 0.5 for o in self.other_lane])
         if not beside.any():
             return
         print_bgr = self._print_bgr(lab, p_empty > 0.5)

@@ -18,7 +18,7 @@ def add_arguments(parser):
                         help=f"epochs of the distilled net (default {DEFAULTS['student_epochs']})")
     parser.add_argument("--student", metavar="YAML",
                         help=f"the distilled net's layers: a yaml in models/ or one Ultralytics knows "
-                             f"(default {DEFAULTS['student']}, the teachers' own; space_student.yaml: narrower, faster)")
+                             f"(default {DEFAULTS['student']}, narrower and faster; yolo11n-cls.yaml: the teachers' own)")
     parser.add_argument("--seed", type=int, default=DEFAULTS["seed"], help="first render and training seed")
     parser.add_argument("--imgsz", type=int, default=DEFAULTS["imgsz"], help="patch side in pixels")
     parser.add_argument("--work", metavar="DIR", help="keep the rendered patches and the run here")

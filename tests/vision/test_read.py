@@ -423,11 +423,13 @@ def test_a_lane_beside_a_claimed_lane_is_judged_again_with_that_lane_bare():
     assert np.abs(first[own].astype(int) - again[own].astype(int)).mean() < 2.0
 
 
-@pytest.mark.parametrize("beside_looks_like, judged_again", [("black", True), ("red", False)])
-def test_a_grey_lane_is_judged_again_where_it_looks_like_its_neighbours_cars(beside_looks_like, judged_again):
+@pytest.mark.parametrize("neighbour_claimed, beside_looks_like, judged_again",
+                         [(True, "black", True), (True, "red", True), (False, "red", False)])
+def test_a_grey_lane_beside_a_claimed_lane_is_judged_again(neighbour_claimed, beside_looks_like, judged_again):
     """Kansas City-Omaha is two grey lanes. Black cars on one: the other lane's patch shows them, and
-    where the net then sees black cars there too (the neighbour's colour) the lane is judged again
-    with the claimed lane painted bare; where it sees another colour, it is not."""
+    whatever car the net then sees there (the neighbour's black, or another colour: an empty lane
+    beside black cars was read green) the lane is judged again with the claimed lane painted bare.
+    Beside an empty lane it is not."""
     from vision.read import Reader
     from vision.reading import SPACE_CLASSES
     from vision.synth.render import render_flat_board
@@ -449,7 +451,8 @@ def test_a_grey_lane_is_judged_again_where_it_looks_like_its_neighbours_cars(bes
             p[:, 0] = 0.98
             p[:, 5] = 0.02
             if len(batches) == 1:
-                p[reader.track_ids == claimed.id] = [0.05, 0, 0, 0, 0, 0.95]
+                if neighbour_claimed:
+                    p[reader.track_ids == claimed.id] = [0.05, 0, 0, 0, 0, 0.95]
                 seen = np.zeros(6)
                 seen[0], seen[SPACE_CLASSES.index(beside_looks_like)] = 0.6, 0.4
                 p[reader.track_ids == other.id] = seen
@@ -459,7 +462,8 @@ def test_a_grey_lane_is_judged_again_where_it_looks_like_its_neighbours_cars(bes
             return real.loglik(probs, *args)
 
     reader.classifier = NeighbourSeen()
-    flat = render_flat_board(np.random.default_rng(5), {"black": [claimed.id]}, camera_mm=np.array([397.0, 262.0, 700.0]))
+    claims = {"black": [claimed.id]} if neighbour_claimed else {}
+    flat = render_flat_board(np.random.default_rng(5), claims, camera_mm=np.array([397.0, 262.0, 700.0]))
     reader.evidence(flat)
     again = [int(np.sum(reader.track_ids == other.id))] if judged_again else []
     assert batches == [309, int(reader.player_printed.sum())] + again
