@@ -243,10 +243,6 @@ def _said(h: int) -> str:
     return "nobody" if h == 0 else f"{SPACE_CLASSES[h]} cars"
 
 
-def _players(choice: np.ndarray) -> set[int]:
-    return set(np.unique(choice).tolist()) - {0}
-
-
 def _players_but(choice: np.ndarray, i: int, j: int) -> frozenset[int]:
     """The players `choice` shows on the tracks other than `i` and `j`."""
     seen = np.bincount(choice, minlength=len(SPACE_CLASSES))
@@ -267,13 +263,8 @@ def _ok(track_id: int, h: int, choice: np.ndarray, board: Board, used: dict | No
         return True
     t = board.tracks[track_id]
     oid = double_ids(board)[track_id]
-    if oid >= 0 and choice[oid] != 0:
-        if choice[oid] == h:
-            return False  # one player per double
-        trial = choice.copy()
-        trial[track_id] = h
-        if len(_players(trial)) < 4:
-            return False  # both tracks of a double only in 4-5 player games
+    if oid >= 0 and not _pair_allowed(_players_but(choice, track_id, oid))[h, choice[oid]]:
+        return False  # one player per double; both tracks of a double only in 4-5 player games
     used = used if used is not None else trains_used(choice, board)
     mine = t.length if choice[track_id] == h else 0
     return used.get(h, 0) - mine + t.length <= max_trains
