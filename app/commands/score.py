@@ -18,6 +18,7 @@ import sys
 from dataclasses import dataclass
 
 from calibration.user import load_calibration
+from scoring.board import load_board
 from scoring.errors import TtrError
 from scoring.game import Game, load_json, parse_game
 from scoring.report import render_text
@@ -60,9 +61,8 @@ def game_from_reading(reading, game_data: dict | None) -> Scored:
                 score_track[p.color] = p.score_track
             if p.name:
                 names[p.color] = p.name
-            for i in p.track_ids:
-                if owner.get(i) != p.color:
-                    corrections.append((i, owner.get(i), p.color))
+        wanted = _lanes_as_read({i: p.color for p in parsed.players for i in p.track_ids}, owner)
+        corrections = [(i, owner.get(i), now) for i, now in wanted.items() if owner.get(i) != now]
         for i, was, now in corrections:
             if was:
                 claims[was].remove(i)
@@ -75,6 +75,35 @@ def game_from_reading(reading, game_data: dict | None) -> Scored:
                             tickets=review.tickets, score_track=score_track, ticket_values=values,
                             names=names)
     return Scored(game, review, corrections)
+
+
+def _lanes_as_read(wanted: dict[int, str], owner: dict[int, str | None]) -> dict[int, str]:
+    """The game file's tracks (`wanted`: track id -> player) on the lanes the photo read them on.
+
+    A route a game file names by its cities and colour fits either lane of a double printed alike,
+    and the file's choice of lane says nothing; so where the photo read that player on the other
+    lane, the route is that lane (not a second claim beside it), and a lane the file's players were
+    not read on goes to them, lanes read as nobody first."""
+    board = load_board()
+    out = dict(wanted)
+    for t in board.tracks:
+        twin = board.double_of(t)
+        if twin is None or twin.color != t.color or t.id > twin.id or not ({t.id, twin.id} & wanted.keys()):
+            continue
+        lanes = (t.id, twin.id)
+        players = [wanted[i] for i in lanes if i in wanted]
+        kept = {}
+        for i in lanes:  # lanes already read as one of the file's players of this route
+            if owner.get(i) in players:
+                players.remove(owner[i])
+                kept[i] = owner[i]
+        for i in sorted((i for i in lanes if i not in kept), key=lambda i: owner.get(i) is not None):
+            if players:
+                kept[i] = players.pop(0)
+        for i in lanes:
+            out.pop(i, None)
+        out.update(kept)
+    return out
 
 
 def run(args) -> int:

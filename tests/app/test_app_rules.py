@@ -134,3 +134,18 @@ def test_detect_on_several_photos_shows_progress_on_a_terminal(tmp_path):
     assert rc == 1
     assert [json.loads(line)["image"] for line in out.splitlines()] == [str(fake), str(EXAMPLE)]
     assert "reading" in text and "2/2" in text and "photo" in text, text
+
+
+def test_a_game_files_route_on_a_double_printed_alike_takes_the_lane_it_was_read_on():
+    from app.commands.score import _lanes_as_read
+
+    a, b = (t.id for t in BOARD.tracks_between("Seattle", "Portland"))
+    # the file's lane is a, the photo read blue on b: the route is b, not a second claim on a
+    assert _lanes_as_read({a: "blue"}, {a: None, b: "blue"}) == {b: "blue"}
+    # red read on a, the file gives the route to blue: blue takes the lane read as nobody
+    assert _lanes_as_read({a: "blue"}, {a: "red", b: None}) == {b: "blue"}
+    # both lanes in the file, swapped against the photo: each keeps the lane it was read on
+    assert _lanes_as_read({a: "blue", b: "red"}, {a: "red", b: "blue"}) == {a: "red", b: "blue"}
+    # a single track is left as the file says
+    one = tid("Denver", "Kansas City", "black")
+    assert _lanes_as_read({one: "red"}, {one: "blue"}) == {one: "red"}
