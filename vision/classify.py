@@ -166,9 +166,14 @@ class ColourModelConfig:
     min_cover: float = 0.4  # a car may cover this share of its space and still count
     cover_penalty: float = 2.0  # log-likelihood cost of a car covering none of its space (linear)
     # Glossy print catches the light: an empty space may look like its print mixed with white, up
-    # to this share, at this log-likelihood cost per unit share (cars are matt or far from white).
+    # to this share, at this log-likelihood cost per unit share (cars too, see car_sheen).
     max_glare: float = 0.35
     glare_penalty: float = 1.0
+    # Moulded cars have a sheen too: the tops of black cars under a broad window light show grey
+    # (L ~75 on a real photo where the black print beside them measured 45). With it, a car too may
+    # look mixed with white on any space, as print may; without it, only under glare, and glossy
+    # black cars on black print read as glared print (El Paso-Los Angeles on a real photo).
+    car_sheen: bool = True
 
     def scaled(self, scale: float) -> "ColourModelConfig":
         """The same model with every sigma (empty, empty by class, car) times `scale`."""
@@ -189,7 +194,8 @@ class ColourModel:
 
     def loglik(self, lab: np.ndarray, printed: list[str], track_ids: np.ndarray,
                reference: EmptyReference | None = None, lab_car: np.ndarray | None = None,
-               car_isolated: np.ndarray | None = None, glare: np.ndarray | None = None) -> np.ndarray:
+               car_isolated: np.ndarray | None = None, glare: np.ndarray | None = None,
+               other_ll: np.ndarray | None = None) -> np.ndarray:
         """(N, 6) log-likelihood of each space's colour under each class, after adapting to the photo.
 
         `lab` is each space's colour where it is printed, `lab_car` (default: the same) where a car
@@ -200,8 +206,12 @@ class ColourModel:
         of what covers part of the space alone (the changed pixels against an empty view): there a
         car must show its own colour, not a mix with the print (a shadow is not part of a car).
         `glare` marks spaces under glare (spaces.paper_left_bright): there a car too may be mixed
-        with the light's white, as print may everywhere, and the space says nothing of the
-        photo's print and car colours (they are not adapted on it).
+        with the light's white (everywhere, with `car_sheen`), as print may everywhere, and the
+        space says nothing of the photo's print and car colours (they are not adapted on it).
+        `other_ll` (N, 6), the other evidence on each space (the net's first look, a calibration's
+        change), joins the colours in saying which spaces show print and which cars when the
+        photo's colours are learned (it is not part of the result): the colours alone, on a track
+        of cars on print of their own colour, learn the print from the cars.
         """
         cfg = self.cfg
         lab = np.asarray(lab, dtype=float)
@@ -242,11 +252,12 @@ class ColourModel:
             t = ((lab_k[:, :, None, :] - empty[:, None, None, :]) * v).sum(-1) / np.maximum((v * v).sum(-1), 1e-6)
             t = np.clip(t, t_min[:, None, None], 1.0)  # (n, K, 5)
             point = empty[:, None, None, :] + t[..., None] * v
-            ag = np.zeros(t.shape)  # under glare: the car (and the print it leaves) mixed with white
-            if glared.any():
-                gp = WHITE_LAB - point[glared]
-                ag[glared] = np.clip(((lab_k[glared][:, :, None, :] - point[glared]) * gp).sum(-1)
-                                     / np.maximum((gp * gp).sum(-1), 1e-6), 0.0, cfg.max_glare)
+            ag = np.zeros(t.shape)  # sheen or glare: the car (and the print it leaves) mixed with white
+            sheen = glared | cfg.car_sheen
+            if sheen.any():
+                gp = WHITE_LAB - point[sheen]
+                ag[sheen] = np.clip(((lab_k[sheen][:, :, None, :] - point[sheen]) * gp).sum(-1)
+                                    / np.maximum((gp * gp).sum(-1), 1e-6), 0.0, cfg.max_glare)
                 point = point + ag[..., None] * (WHITE_LAB - point)
             ll_k = (_gauss_ll(lab_k[:, :, None, :], point, sig_c) - cfg.cover_penalty * (1 - t)
                     - cfg.glare_penalty * ag)
@@ -257,7 +268,7 @@ class ColourModel:
             ll = np.maximum(ll, ll.max(axis=1, keepdims=True) + cfg.floor)
             # Track-level responsibilities: a track is one hypothesis for all its spaces.
             tsum = np.zeros((len(uniq), len(SPACE_CLASSES)))
-            np.add.at(tsum, inv, ll)
+            np.add.at(tsum, inv, ll if other_ll is None else ll + other_ll)
             tsum /= 2.0
             tpost = np.exp(tsum - tsum.max(axis=1, keepdims=True))
             tpost /= tpost.sum(axis=1, keepdims=True)

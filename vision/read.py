@@ -79,6 +79,7 @@ class ReaderConfig:
     w_change: float = 1.0  # against the user's empty board (a calibration)
     classifier_floor: float = 0.02  # probabilities below this are clipped (a net is never that sure off its data)
     classifier_colour_trust: float = 0.5  # see SpaceClassifier.loglik
+    colour_learns_from_net: bool = True  # see Reader._fused
     colour_sigma_scale: float = 1.0  # on every sigma of ColourModelConfig
     # Where a car is seen: its roof stands ~6 mm above the board and its side towards the camera fills
     # the view below that, so what a photo shows of a car centres about 4 mm up. From ~70 cm that
@@ -268,12 +269,24 @@ class Reader:
         view's colours `ref`; None: no calibration) and the classifier, fused (`glare`: the spaces
         under glare, see ColourModel.loglik)."""
         cfg = self.config
-        parts = [(self._colour_loglik(lit, spaces, camera_mm, seen_px_per_mm, change, ref, glare), cfg.w_colour)]
+        # The net's first look, on every space, goes into the colour model's adaptation: the
+        # photo's print and car colours are learned from the spaces all the evidence reads as
+        # them, not the colours alone (with a track of cars on print of their own colour, the
+        # colours alone learn the print from the cars).
+        patches = self._net_patches(lit, spaces, camera_mm) if self.classifier is not None else None
+        first = self.classifier.predict(patches) if patches is not None else None
+        others = []
         if change is not None:
-            parts.append((change_loglik(change.d50), cfg.w_change))
+            others.append((change_loglik(change.d50), cfg.w_change))
+        if first is not None and cfg.colour_learns_from_net:
+            others_ll = fuse(others + [(self._classifier_loglik(first), cfg.w_classifier)])
+        else:
+            others_ll = None
+        parts = [(self._colour_loglik(lit, spaces, camera_mm, seen_px_per_mm, change, ref, glare, others_ll),
+                  cfg.w_colour)] + others
         cprobs = None
         if self.classifier is not None:
-            cprobs = self._classifier_probs(lit, spaces, camera_mm, parts)
+            cprobs = self._classifier_probs(lit, spaces, camera_mm, parts, patches, first)
             parts.append((self._classifier_loglik(cprobs), cfg.w_classifier))
         ll = fuse(parts)
         p = np.exp(ll - ll.max(axis=1, keepdims=True))
@@ -319,7 +332,7 @@ class Reader:
         return np.isin(self.track_ids, empty)
 
     def _colour_loglik(self, lit: LitBoard, spaces: SpacePatches, camera_mm, seen_px_per_mm, change, ref,
-                       glare=None) -> np.ndarray:
+                       glare=None, other_ll=None) -> np.ndarray:
         """(N, 6) the colour evidence. The mean colour mixes linearly when a car covers part of its
         space (see ColourModel); print is measured on the space, a car where it is seen (parallax)."""
         shift = car_offsets_px(self.quads_mm, camera_mm, self.config.colour_seen_height_mm, lit.px_per_mm)
@@ -338,7 +351,8 @@ class Reader:
             # The print is still judged on the whole space.
             isolated = (change.changed_share >= 0.3) & (change.changed_share < 0.8)
             colour_car = np.where(isolated[:, None, None], change.changed_lab[:, None, :], colour_car)
-        return self.colour.loglik(spaces.lab_mean, self.printed, self.track_ids, ref, colour_car, isolated, glare)
+        return self.colour.loglik(spaces.lab_mean, self.printed, self.track_ids, ref, colour_car, isolated, glare,
+                                  other_ll)
 
     def _across_steps(self, reach: float, seen_px_per_mm: float | None) -> int:
         """How many places each side of the middle a car's colour is looked for: at most
@@ -353,19 +367,26 @@ class Reader:
     def _classifier_loglik(self, cprobs: np.ndarray) -> np.ndarray:
         return self.classifier.loglik(cprobs, self.config.classifier_floor, self.config.classifier_colour_trust)
 
-    def _classifier_probs(self, lit: LitBoard, spaces: SpacePatches, camera_mm, parts: list) -> np.ndarray:
-        """(N, 6) the classifier's answer on each space's patch, cut as it was trained; lanes beside
-        a claimed lane of their double judged again with that lane shown bare."""
+    def _net_patches(self, lit: LitBoard, spaces: SpacePatches, camera_mm) -> np.ndarray:
+        """Each space's patch for the net, cut as it was trained (where a car is seen)."""
         seen = car_offsets_px(self.quads_mm, camera_mm, self.patch_seen_height_mm, lit.px_per_mm)
-        patches = spaces.patches if not np.any(seen) else cut_spaces(
+        return spaces.patches if not np.any(seen) else cut_spaces(
             lit, self.geometry, self.track_ids, self.index, seen).patches
-        cprobs = self._classify(patches, self.player_printed, fuse(parts))
+
+    def _classifier_probs(self, lit: LitBoard, spaces: SpacePatches, camera_mm, parts: list,
+                          patches: np.ndarray, first: np.ndarray) -> np.ndarray:
+        """(N, 6) the classifier's answer on each space's patch (`first`: its first look at
+        `patches`); lanes beside a claimed lane of their double judged again with that lane shown
+        bare."""
+        seen = car_offsets_px(self.quads_mm, camera_mm, self.patch_seen_height_mm, lit.px_per_mm)
+        cprobs = self._classify(patches, self.player_printed, fuse(parts), first)
         if self.config.lane_alone:
             first = fuse(parts + [(self._classifier_loglik(cprobs), self.config.w_classifier)])
             self._judge_lanes_alone(lit.board, lit.quads_px + seen, spaces.lab, first, cprobs, lit.px_per_mm)
         return cprobs
 
-    def _classify(self, patches: np.ndarray, player_printed: np.ndarray, colour_ll: np.ndarray | None = None) -> np.ndarray:
+    def _classify(self, patches: np.ndarray, player_printed: np.ndarray, colour_ll: np.ndarray | None = None,
+                  probs: np.ndarray | None = None) -> np.ndarray:
         """The classifier's (N, 6) answer on `patches`, averaged with its answer on the half-turned
         patch wherever the reading may turn on the net: where the print is a player's colour
         (`player_printed`: colour cannot tell a car from the print) and where the colour evidence
@@ -377,7 +398,7 @@ class Reader:
         ~3 mm off its space, its dark side in the patch's middle, the net said P(empty) 0.89 on one
         look and 0.70 on the other (a real photo). On every space, a second look changed no track
         of the development photos or the rendered sets over this, and cost ~40 ms a photo more."""
-        probs = self.classifier.predict(patches)
+        probs = self.classifier.predict(patches) if probs is None else probs.copy()
         again = np.array(player_printed, bool)
         if colour_ll is not None:
             again |= (probs[:, 0] < 0.5) != (colour_ll[:, 1:].max(axis=1) > colour_ll[:, 0])

@@ -106,22 +106,29 @@ def test_overlay_has_a_legend_and_its_path_is_printed(tmp_path):
 
 @pytest.mark.skipif(not EXAMPLE.exists(), reason="examples/board.jpg is not there")
 def test_score_uses_a_game_files_routes_as_corrections(tmp_path):
-    truth = json.loads((ROOT / "examples" / "board.truth.json").read_text())
     game = json.loads((ROOT / "examples" / "board.game.json").read_text())
-    # the example misses blue's Portland–Salt Lake City: name it in the game file
+    # the example's own game file agrees with the photo: it corrects nothing, and the lanes of the
+    # doubles printed alike that it names (Dallas-Houston, Atlanta-Raleigh...) are the lanes read,
+    # not second claims beside them
+    r = ttr("score", str(EXAMPLE), "--game", str(ROOT / "examples" / "board.game.json"), "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["corrected_by_game_file"] == [] and out["not_counted"] == []
+    # the file gives blue's Portland-Salt Lake City to green: that track is green's
+    psl = ["Portland", "Salt Lake City", "blue"]
     for p in game["players"]:
         if p["color"] == "blue":
-            p["routes"] = [["Portland", "Salt Lake City", "blue"]]
+            p["routes"] = [r for r in p["routes"] if r != psl]
+        if p["color"] == "green":
+            p["routes"].append(psl)
     path = tmp_path / "g.json"
     path.write_text(json.dumps(game))
     r = ttr("score", str(EXAMPLE), "--game", str(path), "--json")
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
-    fixed = [c for c in out["corrected_by_game_file"] if c.startswith("Portland-Salt Lake City")]
-    assert fixed and "the game file says blue" in fixed[0], out["corrected_by_game_file"]
-    blue = next(p for p in out["score"]["players"] if p["color"] == "blue")
-    assert any(r["a"] in ("Portland", "Salt Lake City") and r["length"] == 6 for r in blue["routes"])
-    assert truth  # (the truth file is there to say what the photo holds)
+    assert out["corrected_by_game_file"] == ["Portland-Salt Lake City (blue): read blue, the game file says green"]
+    green = next(p for p in out["score"]["players"] if p["color"] == "green")
+    assert any(r["a"] in ("Portland", "Salt Lake City") and r["length"] == 6 for r in green["routes"])
 
 
 @pytest.mark.skipif(not EXAMPLE.exists(), reason="examples/board.jpg is not there")

@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -132,7 +133,7 @@ def test_a_reload_finds_the_game_as_it_was(db):
     at = start()
     at.button(key="example").click().run()
     psl = tid("Portland", "Salt Lake City", "blue")
-    give(at, psl, "blue")
+    give(at, psl, "green")  # a correction (read blue)
     at.text_input(key="name_blue").set_value("Ada").run()
     at.multiselect(key="tickets_blue").set_value(["Denver – El Paso"]).run()
     at.number_input(key="marker_green").set_value(40).run()
@@ -150,10 +151,10 @@ def test_a_reload_finds_the_game_as_it_was(db):
         assert again.session_state["photo_check"].image == "board.jpg"
         assert again.session_state["photo_check"].board_jpeg[:2] == b"\xff\xd8"  # the photo, drawn on
         assert [t.value.iloc[-1, 1] for t in again.table] == shown
-        assert again.session_state["steps"] == [S.Step(psl, None, "blue")]
+        assert again.session_state["steps"] == [S.Step(psl, "blue", "green")]
     # undo still works after the reload
     again.button(key="undo").click().run()
-    assert again.session_state["owners"][psl] is None
+    assert again.session_state["owners"][psl] == "blue"
 
 
 def test_new_game_starts_empty_and_keeps_the_old_one(db):
@@ -233,11 +234,14 @@ def test_the_score_track_names_the_misread_track_and_fixes_it(example_reading):
     truth = truth_owners()
     psl = tid("Portland", "Salt Lake City", "blue")
     read = {t.track_id: t.owner for t in example_reading.tracks}
-    # the premise: the example's reading is right but for this one track, which it missed
-    assert truth[psl] == "blue" and read[psl] is None
-    assert {k: v for k, v in read.items() if k != psl} == {k: v for k, v in truth.items() if k != psl}
+    # the premise: the example reads right (doubles printed alike as pairs); then its doubtful
+    # Portland-Salt Lake City is taken for nobody, as a reader might miss blue cars on blue print
+    assert truth[psl] == "blue" and read[psl] == "blue"
+    assert sorted(Counter(read.values()).items(), key=str) == sorted(Counter(truth.values()).items(), key=str)
     at = start()
     at.button(key="example").click().run()
+    at.session_state["owners"][psl] = None
+    at.run()
     for c in at.multiselect(key="players").value:  # every marker, where the true route points put it
         at.number_input(key=f"marker_{c}").set_value(
             sum(route_points(BOARD.tracks[i].length) for i, o in truth.items() if o == c)).run()
@@ -267,9 +271,9 @@ def test_marker_hints_leave_out_changes_that_break_another_marker():
 def test_doubt_is_said_in_words_that_agree_with_the_mark(example_reading):
     photo = S.photo_check(example_reading)
     psl = photo.tracks[tid("Portland", "Salt Lake City", "blue")]
-    assert psl.doubtful  # blue cars on blue print, seen by the net alone
+    assert psl.doubtful  # blue cars on blue print, which the net half takes for print
     assert psl.reason.startswith("Blue cars on a blue track look like the print")
-    assert f"Read as nobody (chance {psl.confidence:.0%})" in psl.reason
+    assert f"Read as blue (chance {psl.confidence:.0%})" in psl.reason
     for t in photo.tracks:
         assert bool(t.reason) == t.doubtful
     at = start()

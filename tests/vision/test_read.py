@@ -225,6 +225,28 @@ def test_reads_rendered_photos(reader, seed):
     assert np.linalg.norm(reading.location.corners_xy - photo.corners_xy, axis=1).mean() < 0.01 * diag
 
 
+def test_the_bundled_example_reads_exactly(reader):
+    """`examples/board.jpg` against its truth, lanes of a double printed alike compared as a pair.
+    Its hardest track, Portland-Salt Lake City, is six blue cars on blue print, which the net half
+    takes for print: read right since the photo's blue print is learned from the spaces all the
+    evidence calls print (ColourModel.loglik's `other_ll`), not from the cars."""
+    from collections import Counter
+
+    root = Path(__file__).resolve().parents[2]
+    truth = json.loads((root / "examples" / "board.truth.json").read_text())
+    reading = reader.read_path(str(root / "examples" / "board.jpg"))
+
+    def groups(tracks):
+        out = {}
+        for t in tracks:
+            out.setdefault((t["a"], t["b"], t["color"]), Counter())[t["owner"]] += 1
+        return out
+
+    read = groups([{"a": t.a, "b": t.b, "color": t.color, "owner": t.owner} for t in reading.tracks])
+    wrong = {k: (dict(v), dict(read[k])) for k, v in groups(truth["tracks"]).items() if read[k] != v}
+    assert not wrong, wrong
+
+
 def test_glare_on_a_rendered_photo_makes_the_tracks_under_it_doubtful(reader):
     """A lamp's reflection added to a rendered photo, the phone exposing for it (the rest of the
     board dim): the tracks under it are marked doubtful, for glare unless their own evidence is
