@@ -273,7 +273,7 @@ class Reader:
         # photo's print and car colours are learned from the spaces all the evidence reads as
         # them, not the colours alone (with a track of cars on print of their own colour, the
         # colours alone learn the print from the cars).
-        patches = self._net_patches(lit, spaces, camera_mm) if self.classifier is not None else None
+        patches, seen = self._net_patches(lit, spaces, camera_mm) if self.classifier is not None else (None, None)
         first = self.classifier.predict(patches) if patches is not None else None
         others = []
         if change is not None:
@@ -286,7 +286,7 @@ class Reader:
                   cfg.w_colour)] + others
         cprobs = None
         if self.classifier is not None:
-            cprobs = self._classifier_probs(lit, spaces, camera_mm, parts, patches, first)
+            cprobs = self._classifier_probs(lit, spaces, parts, patches, seen, first)
             parts.append((self._classifier_loglik(cprobs), cfg.w_classifier))
         ll = fuse(parts)
         p = np.exp(ll - ll.max(axis=1, keepdims=True))
@@ -367,22 +367,23 @@ class Reader:
     def _classifier_loglik(self, cprobs: np.ndarray) -> np.ndarray:
         return self.classifier.loglik(cprobs, self.config.classifier_floor, self.config.classifier_colour_trust)
 
-    def _net_patches(self, lit: LitBoard, spaces: SpacePatches, camera_mm) -> np.ndarray:
-        """Each space's patch for the net, cut as it was trained (where a car is seen)."""
+    def _net_patches(self, lit: LitBoard, spaces: SpacePatches, camera_mm) -> tuple[np.ndarray, np.ndarray]:
+        """(patches, offsets): each space's patch for the net, cut as it was trained, where a car
+        on it is seen (offsets (N, 1, 2) px from the space, see car_offsets_px)."""
         seen = car_offsets_px(self.quads_mm, camera_mm, self.patch_seen_height_mm, lit.px_per_mm)
-        return spaces.patches if not np.any(seen) else cut_spaces(
+        patches = spaces.patches if not np.any(seen) else cut_spaces(
             lit, self.geometry, self.track_ids, self.index, seen).patches
+        return patches, seen
 
-    def _classifier_probs(self, lit: LitBoard, spaces: SpacePatches, camera_mm, parts: list,
-                          patches: np.ndarray, first: np.ndarray) -> np.ndarray:
-        """(N, 6) the classifier's answer on each space's patch (`first`: its first look at
-        `patches`); lanes beside a claimed lane of their double judged again with that lane shown
-        bare."""
-        seen = car_offsets_px(self.quads_mm, camera_mm, self.patch_seen_height_mm, lit.px_per_mm)
+    def _classifier_probs(self, lit: LitBoard, spaces: SpacePatches, parts: list, patches: np.ndarray,
+                          seen: np.ndarray, first: np.ndarray) -> np.ndarray:
+        """(N, 6) the classifier's answer on each space's patch (`patches` and `seen` from
+        _net_patches; `first`: its first look at them); lanes beside a claimed lane of their double
+        judged again with that lane shown bare."""
         cprobs = self._classify(patches, self.player_printed, fuse(parts), first)
         if self.config.lane_alone:
-            first = fuse(parts + [(self._classifier_loglik(cprobs), self.config.w_classifier)])
-            self._judge_lanes_alone(lit.board, lit.quads_px + seen, spaces.lab, first, cprobs, lit.px_per_mm)
+            reading = fuse(parts + [(self._classifier_loglik(cprobs), self.config.w_classifier)])
+            self._judge_lanes_alone(lit.board, lit.quads_px + seen, spaces.lab, reading, cprobs, lit.px_per_mm)
         return cprobs
 
     def _classify(self, patches: np.ndarray, player_printed: np.ndarray, colour_ll: np.ndarray | None = None,
