@@ -1,56 +1,46 @@
-"""Shared test settings: no test writes to the user's own data folder."""
+"""Shared test settings: no test reads or writes the user's own folders.
+
+Before anything is collected, HOME, the XDG folders and every folder ttr itself keeps (games
+history, calibrations, Ultralytics' settings) point into one temporary folder for the session, so
+module-scoped pages and subprocesses (`ttr ...`, a served app) see it too; each test then gets its
+own games history. `.ci/run` checks that a run leaves an empty HOME empty.
+"""
 from __future__ import annotations
 
-import subprocess
+import os
+import shutil
+import site
+import tempfile
+from pathlib import Path
 
-import cv2
-import numpy as np
 import pytest
 
-
-def corner_error_pct(found, truth) -> float:
-    """Mean distance of found corners from the true ones, in % of the board's diagonal."""
-    t = np.asarray(truth, float)
-    diag = np.linalg.norm(t[0] - t[2])
-    return float(np.mean(np.linalg.norm(np.asarray(found, float) - t, axis=1)) / diag * 100)
+_SESSION_HOME: Path | None = None
 
 
-def chessboard_image(w: int = 1600, h: int = 1200, n: int = 9) -> np.ndarray:
-    """A black-and-white chessboard on white: corners and edges everywhere, and no board."""
-    img = np.full((h, w, 3), 235, np.uint8)
-    s = min(w, h) // (n + 1)
-    for i in range(n):
-        for j in range(n):
-            if (i + j) % 2:
-                cv2.rectangle(img, (s // 2 + i * s, s // 2 + j * s), (s // 2 + (i + 1) * s, s // 2 + (j + 1) * s), (20, 20, 20), -1)
-    return img
+def pytest_configure(config):
+    global _SESSION_HOME
+    _SESSION_HOME = Path(tempfile.mkdtemp(prefix="ttr-tests-"))
+    home = _SESSION_HOME / "home"
+    home.mkdir()
+    if site.ENABLE_USER_SITE and Path(site.getusersitepackages()).is_dir():
+        # a `pip install --user` copy stays importable in subprocesses once HOME moves
+        os.environ.setdefault("PYTHONUSERBASE", site.getuserbase())
+    os.environ.update({
+        "HOME": str(home),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "APPDATA": str(home / "AppData" / "Roaming"),
+        "TTR_HISTORY_DB": str(_SESSION_HOME / "history.sqlite"),
+        "TTR_CALIBRATION_DIR": str(_SESSION_HOME / "calibration"),
+        "YOLO_CONFIG_DIR": str(_SESSION_HOME / "ultralytics"),
+    })
 
 
-def run_with_stderr_on_a_terminal(args: list[str], cwd, timeout: float = 300) -> tuple[int, str, str]:
-    """Run `args` with stderr on a pseudo-terminal (where progress bars show) and stdout piped:
-    (exit status, stdout, what the terminal received)."""
-    import fcntl
-    import os
-    import pty
-    import struct
-    import termios
-
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # a terminal's size
-    proc = subprocess.Popen(args, cwd=cwd, stdout=subprocess.PIPE, stderr=slave, text=True)
-    os.close(slave)
-    out, _ = proc.communicate(timeout=timeout)
-    err = b""
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:  # the other end closed
-            break
-        if not chunk:
-            break
-        err += chunk
-    os.close(master)
-    return proc.returncode, out, err.decode(errors="replace")
+def pytest_unconfigure(config):
+    if _SESSION_HOME is not None:
+        shutil.rmtree(_SESSION_HOME, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import run_with_stderr_on_a_terminal
+from ttr_testing import run_with_stderr_on_a_terminal
 
 from scoring.board import load_board
 from scoring.game import Game

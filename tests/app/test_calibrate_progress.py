@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import run_with_stderr_on_a_terminal
+from ttr_testing import run_with_stderr_on_a_terminal
 
 ROOT = Path(__file__).resolve().parents[2]
 EMPTY = ROOT.parent / "shared" / "real" / "dev" / "IMG_4169_small.jpg"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from test_scoring_game import INVALID
+from game_cases import INVALID
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "game.json"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 import pytest
-from conftest import corner_error_pct
+from ttr_testing import corner_error_pct
 
 from scoring.board import load_board
 from vision.locate import BoardCutOff, BoardNotFound, locate_board, scale_location

@@ -7,7 +7,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 import pytest
-from conftest import chessboard_image, corner_error_pct
+from ttr_testing import chessboard_image, corner_error_pct
 
 from vision.locate import BoardNotFound, LocateConfig, locate_board
 from vision.locate.errors import BY_TRACKS_MESSAGE

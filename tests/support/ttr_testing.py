@@ -1,0 +1,52 @@
+"""Helpers the tests share (on the path through `pythonpath` in pyproject.toml)."""
+from __future__ import annotations
+
+import subprocess
+
+import cv2
+import numpy as np
+
+
+def corner_error_pct(found, truth) -> float:
+    """Mean distance of found corners from the true ones, in % of the board's diagonal."""
+    t = np.asarray(truth, float)
+    diag = np.linalg.norm(t[0] - t[2])
+    return float(np.mean(np.linalg.norm(np.asarray(found, float) - t, axis=1)) / diag * 100)
+
+
+def chessboard_image(w: int = 1600, h: int = 1200, n: int = 9) -> np.ndarray:
+    """A black-and-white chessboard on white: corners and edges everywhere, and no board."""
+    img = np.full((h, w, 3), 235, np.uint8)
+    s = min(w, h) // (n + 1)
+    for i in range(n):
+        for j in range(n):
+            if (i + j) % 2:
+                cv2.rectangle(img, (s // 2 + i * s, s // 2 + j * s), (s // 2 + (i + 1) * s, s // 2 + (j + 1) * s), (20, 20, 20), -1)
+    return img
+
+
+def run_with_stderr_on_a_terminal(args: list[str], cwd, timeout: float = 300) -> tuple[int, str, str]:
+    """Run `args` with stderr on a pseudo-terminal (where progress bars show) and stdout piped:
+    (exit status, stdout, what the terminal received)."""
+    import fcntl
+    import os
+    import pty
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # a terminal's size
+    proc = subprocess.Popen(args, cwd=cwd, stdout=subprocess.PIPE, stderr=slave, text=True)
+    os.close(slave)
+    out, _ = proc.communicate(timeout=timeout)
+    err = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the other end closed
+            break
+        if not chunk:
+            break
+        err += chunk
+    os.close(master)
+    return proc.returncode, out, err.decode(errors="replace")
