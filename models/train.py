@@ -42,6 +42,7 @@ distillation run again from the same teachers gave a different net).
 """
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import platform
@@ -233,10 +234,15 @@ def _config(p: dict, args, classes, counts, metrics: dict, seconds: dict, seeds:
 
 
 def _version(package: str) -> str | None:
+    """The installed version of a module: its distribution's, else the module's own `__version__`
+    (Ultralytics installs as `ultralytics` or as `ultralytics-opencv-headless`)."""
     try:
         return version(package)
     except PackageNotFoundError:
-        return None
+        try:
+            return str(importlib.import_module(package).__version__)
+        except (ImportError, AttributeError):
+            return None
 
 
 REAL_DEFAULTS = {"count": 6, "epochs": 2}  # a fine-tune on real patches: fresh rendered boards, epochs

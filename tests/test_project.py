@@ -50,3 +50,53 @@ def test_tally_does_not_load_image_libraries():
             "print([m for m in ('cv2', 'numpy', 'onnxruntime', 'streamlit') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "[]"
+
+
+def test_one_opencv_package_is_installed():
+    """Two OpenCV wheels in one environment overwrite each other's `cv2` (the last installed wins,
+    and uninstalling one breaks the other): every extra must keep to the headless one."""
+    from importlib import metadata
+
+    names = {d.metadata["Name"].lower() for d in metadata.distributions()}
+    assert len(names & OPENCV_WHEELS) == 1, sorted(names & OPENCV_WHEELS)
+
+
+OPENCV_WHEELS = {"opencv-python", "opencv-python-headless", "opencv-contrib-python", "opencv-contrib-python-headless"}
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _requirements() -> list:
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+        project = tomllib.load(f)["project"]
+    extras = [r for group in project["optional-dependencies"].values() for r in group]
+    return [Requirement(r) for r in project["dependencies"] + extras]
+
+
+def test_every_requirement_is_bounded_above():
+    """A fresh install next month must not pick up a major version nobody tested."""
+    for req in _requirements():
+        assert any(s.operator in ("<", "<=", "==", "~=") for s in req.specifier), f"{req} has no upper bound"
+
+
+def test_the_constraints_pin_every_requirement_within_its_bounds():
+    """requirements/constraints.txt (what .ci/run installs) pins each requirement of every extra
+    to one version the project's own bounds allow, and pins only packages as name==version."""
+    from packaging.utils import canonicalize_name
+
+    pins = {}
+    with open(os.path.join(ROOT, "requirements", "constraints.txt"), encoding="utf-8") as f:
+        for line in f:
+            line = line.split("#")[0].strip()
+            if line:
+                name, _, version = line.partition("==")
+                assert version and " " not in version, f"not a pin: {line}"
+                pins[canonicalize_name(name)] = version
+    for req in _requirements():
+        name = canonicalize_name(req.name)
+        assert name in pins, f"{req.name} is not pinned"
+        assert req.specifier.contains(pins[name], prereleases=True), f"{req.name}=={pins[name]} breaks {req}"
+    assert len(set(pins) & OPENCV_WHEELS) == 1
