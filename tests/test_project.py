@@ -100,3 +100,23 @@ def test_the_constraints_pin_every_requirement_within_its_bounds():
         assert name in pins, f"{req.name} is not pinned"
         assert req.specifier.contains(pins[name], prereleases=True), f"{req.name}=={pins[name]} breaks {req}"
     assert len(set(pins) & OPENCV_WHEELS) == 1
+
+
+def _readme_block_after(heading: str) -> str:
+    text = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    section = text[text.index(heading):]
+    return section.split("```")[1].removeprefix("bash\n")
+
+
+def test_the_readmes_first_reading_prints_what_the_readme_shows():
+    """The command of README's "Your first reading" runs from the project folder and prints the
+    table, the winner and the doubtful tracks the README shows (it drifts, this fails)."""
+    command = _readme_block_after("## Your first reading").strip()
+    shown = _readme_block_after("It reads the bundled photo")
+    assert command.startswith("ttr score examples/board.jpg")
+    out = subprocess.run(command.split(), capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert out.returncode == 0, out.stderr
+    for line in shown.splitlines():
+        if line.startswith(("yellow ", "blue ", "green ", "black ", "Winner:", "  score track:", "  Atlanta-", "  Dallas-",
+                            "  Portland-")):
+            assert line in out.stdout, line
