@@ -29,8 +29,8 @@ from scoring.game import Game, parse_game, parse_json
 from scoring.review import Review, hold_to_rules
 from scoring.rules import PLAYER_COLORS, VARIANTS, route_points
 from scoring.score import SCORE_TRACK_LAP, PlayerScore, ScoreSheet, score_game
-from vision.decide import DecideConfig
 from vision.reading import DOUBTFUL_TRACKS, Notice, Reading, TrackReading
+from vision.settings import DecideSettings
 
 DASH = " – "  # between two city names in every label the page shows
 
@@ -222,10 +222,9 @@ def score(tab: TableState, photo: "PhotoCheck | None" = None) -> Scored:
 # The photo's reading, as the page keeps it (and saves it)
 
 OWNER_CLASSES = (None,) + PLAYER_COLORS  # vision.reading.SPACE_CLASSES order, nobody for "empty"
-# The reader's own settings (vision.decide): how it tempers summed space evidence (spaces are not
-# independent), and the confidence it asks for before it calls a track sure.
-READER = DecideConfig()
-TEMPERATURE = READER.temperature
+# The reader's own setting (vision.decide): how it tempers summed space evidence (spaces are not
+# independent).
+TEMPERATURE = DecideSettings().temperature
 
 
 @dataclass(frozen=True)

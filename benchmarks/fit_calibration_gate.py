@@ -1,4 +1,4 @@
-"""Fit `vision.read.CalibrationConfig.max_false_change` on rendered boards (no real photo is used).
+"""Fit `vision.settings.CalibrationGate.max_false_change` on rendered boards (no real photo is used).
 
     python3 benchmarks/fit_calibration_gate.py [--boards 10] [--played 3] [--seed 7100] [--rows FILE]
 
@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import cv2
@@ -31,7 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from scoring.board import load_board
 from scoring.errors import TtrError
 from vision.calibrate import fit_from_flattened
-from vision.read import CalibrationConfig, Reader, ReaderConfig
+from vision.read import Reader
+from vision.settings import CalibrationGate, ReaderSettings, write_fitted
 from vision.synth.camera import jpeg, photograph_scene, random_camera
 from vision.synth.positions import random_position
 from vision.synth.render import _light, _printed_board, default_model
@@ -70,7 +72,8 @@ def rows_for_board(seed: int, n_played: int, plain: Reader, fitter: Reader) -> l
     light_a = [seed, 100]
     cal_flats = [shoot(printed, {}, np.random.default_rng([seed, 2, j]), light_a)[0] for j in range(2)]
     cal, _ = fit_from_flattened(cal_flats, ["empty_a0", "empty_a1"], fitter)
-    forced = Reader(cal, config=ReaderConfig(calibration=CalibrationConfig(max_false_change=1.0, min_judged_spaces=0)))
+    forced = Reader(cal, settings=replace(ReaderSettings(), calibration=CalibrationGate(max_false_change=1.0,
+                                                                               min_judged_spaces=0)))
     jobs = []
     for j in range(n_played):
         claims = random_position(np.random.default_rng([seed, 1, j]), board)
@@ -86,10 +89,10 @@ def rows_for_board(seed: int, n_played: int, plain: Reader, fitter: Reader) -> l
             print(f"board {seed} {kind}: not read ({e})", flush=True)
             continue
         owner = {tid: p for p, ids in claims.items() for tid in ids}
-        base = score(plain.decide(plain.view_evidence(view)), owner)
-        ev = forced.view_evidence(view)
-        with_cal = score(forced.decide(ev), owner)
-        m = ev.calibration
+        base = score(plain.read_view(view).tracks, owner)
+        trace = forced.trace_view(view)
+        with_cal = score(trace.tracks, owner)
+        m = trace.calibration
         row = {"board": seed, "photo": kind, "aligned": m.verdict != "not aligned", "judged": m.judged,
                "false_change": m.false_change, "share": round(m.false_share, 4),
                "base": base, "calibrated": with_cal,
@@ -116,6 +119,8 @@ def main() -> int:
     ap.add_argument("--played", type=int, default=3, help="games per board (each photographed three ways)")
     ap.add_argument("--seed", type=int, default=7100, help="first board's seed")
     ap.add_argument("--rows", type=Path, help="write (or, if it exists, read) the per-photo rows here")
+    ap.add_argument("--write", action="store_true",
+                    help="write the fitted threshold into models/reader_settings.json with this command and its data")
     args = ap.parse_args()
     if args.rows and args.rows.exists():
         rows = [json.loads(line) for line in args.rows.read_text().splitlines() if line.strip()]
@@ -126,7 +131,7 @@ def main() -> int:
             rows += rows_for_board(args.seed + b, args.played, plain, fitter)
         if args.rows:
             args.rows.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    min_judged = CalibrationConfig().min_judged_spaces
+    min_judged = CalibrationGate().min_judged_spaces
     t, curve = fit(rows, min_judged)
     print("threshold  photos_passed  gain  photos_worse")
     for c in curve:
@@ -136,6 +141,10 @@ def main() -> int:
         by_kind.setdefault(r["photo"].rstrip("0123456789"), []).append(r["share"])
     print("share by kind: " + ", ".join(f"{k} median {np.median(v):.3f} (n={len(v)})" for k, v in sorted(by_kind.items())))
     print(f"FIT max_false_change={t:.2f} (photos={len(rows)}, min_judged_spaces={min_judged})")
+    if args.write:
+        write_fitted({"calibration.max_false_change": round(float(t), 2)},
+                     by="benchmarks/fit_calibration_gate.py " + " ".join(sys.argv[1:]),
+                     data=f"{len(rows)} rendered photos of {args.boards} boards from seed {args.seed}; none real")
     return 0
 
 

@@ -2,29 +2,31 @@
 
     python3 benchmarks/fit_doubt.py --fit DIR... [--check DIR...] [--budget-on DIR...] [--cache CACHE]
 
-The shipped numbers (vision.decide.DecideConfig) came from these renders (`ttr render --out DIR
+The shipped numbers (vision.settings.DoubtSettings, fitted in models/reader_settings.json) came from these renders (`ttr render --out DIR
 --count N --seed S --empty-fraction 0.15`, plus `--backgrounds hostile`, `--players 5` or `--hands sloppy`):
     fit:   7100 x40, 7150 x40 (usual); 7200 x20, 7250 x20 (hostile); 7400 x30 (--players 5, no
            --empty-fraction); 7600 x30 (--hands sloppy)
     check: 7300 x20 (usual), 8383 x20 (--players 5 --hands sloppy --size 2016x1512, no
            --empty-fraction), ../shared/real/dev
     python3 benchmarks/fit_doubt.py --fit F7100 F7150 F7200 F7250 F7400 F7600 --check F7300 F8383 ../shared/real/dev
+    (--write: the fitted numbers into models/reader_settings.json, with this command and its data)
 
 Each DIR holds photos and gt/<photo stem>.json truths (`ttr render --out DIR` makes such a folder;
 ../shared/real/dev is one). Every photo is read once (CACHE/<folder name>/<stem>.npz keeps its
 per-space evidence and the truth per track, so a second run takes seconds); the decision
-(vision.decide) is then rerun on the evidence, as the reader does.
+(vision.decide) is then rerun on the evidence, as the reader does. The evidence is the reader's own
+(`Reader.trace`).
 
-The fit: per contest kind (vision.decide.DOUBT_KINDS), a logistic regression of "the track is
-read wrong" on its evidence margin per space (vision.decide.evidence_margins / length, held to
-DecideConfig.margin_range): two numbers a kind, DecideConfig.doubt_bias and doubt_slope. Then the
-mark, DecideConfig.doubt_below: the highest standard (in hundredths) that marks at most
+The fit: per contest kind (vision.decide.doubt.DOUBT_KINDS), a logistic regression of "the track is
+read wrong" on its evidence margin per space (vision.decide.doubt.evidence_margins / length, held to
+DoubtSettings.margin_range): two numbers a kind, DoubtSettings.bias and slope. Then the
+mark, DoubtSettings.below: the highest standard (in hundredths) that marks at most
 DOUBT_BUDGET tracks a played photo of the fitting set (of `--budget-on`, when given). Before the
-mark, DecideConfig.glare_confidence: the share of the tracks under glare (vision.decide.under_glare)
+mark, DoubtSettings.glare_confidence: the share of the tracks under glare (vision.decide.doubt.under_glare)
 read right, one right and one wrong added, in hundredths rounded down. Fit on renders only: the
 real photos are the check, and a check the model learnt from says nothing.
 
-Printed: the fitted numbers (as DecideConfig fields), then per folder, with the shipped DecideConfig
+Printed: the fitted numbers (as DoubtSettings fields), then per folder, with the shipped DoubtSettings
 (and the fitted numbers, where they differ), a SUMMARY line as benchmarks/eval_doubt.py gives (per track; a
 one-colour double counts per lane), the doubtful tracks per played photo (one with a claimed track
 in its truth) and per empty one, and how many tracks read at >= 0.99 are wrong; per board state
@@ -49,18 +51,11 @@ from labelled import labelled_photos  # noqa: E402 (this folder: the scripts' ow
 from calibration.template import load_template  # noqa: E402
 from scoring.board import load_board  # noqa: E402
 from scoring.errors import TtrError  # noqa: E402
-from vision.decide import (  # noqa: E402
-    DOUBT_KINDS,
-    DecideConfig,
-    contest_kind,
-    decide_choice,
-    evidence_margins,
-    track_confidence,
-    under_glare,
-)
-from vision.image_io import load_photo, read_header  # noqa: E402
-from vision.read import Reader, decode_reduction  # noqa: E402
+from vision.decide import decide  # noqa: E402
+from vision.decide.doubt import DOUBT_KINDS, contest_kind, evidence_margins, track_confidence, under_glare  # noqa: E402
+from vision.read import Reader  # noqa: E402
 from vision.reading import SPACE_CLASSES  # noqa: E402
+from vision.settings import DecideSettings, DoubtSettings, write_fitted  # noqa: E402
 
 # The most doubtful tracks a played photo may ask a player to check (issue 13: "at most 5").
 DOUBT_BUDGET = 5.0
@@ -91,15 +86,11 @@ def truth_per_track(truth: dict, reader: Reader, owners_read: list) -> np.ndarra
 
 
 def read_one(reader: Reader, path: Path) -> dict:
-    w, h = read_header(str(path)).size_wh
-    img = load_photo(str(path), reduce=decode_reduction(w, h))
-    view = reader.view(img)
-    warnings = list(view.warnings)
-    ev = reader.view_evidence(view)
-    tracks = reader.decide(ev)
-    return {"loglik": ev.loglik, "probs": ev.probs, "lab": ev.lab, "lab_spread": ev.lab_spread, "glare": ev.glare,
-            "warnings": np.array(json.dumps(warnings)),
-            "owners_read": np.array([SPACE_CLASSES.index(t.owner or "empty") for t in tracks])}
+    trace = reader.trace_path(str(path))
+    ev = trace.evidence
+    return {"loglik": ev.loglik, "probs": ev.probs, "lab": ev.lab, "glare": ev.glare,
+            "warnings": np.array(json.dumps([str(w) for w in trace.view.warnings])),
+            "owners_read": np.array([SPACE_CLASSES.index(t.owner or "empty") for t in trace.tracks])}
 
 
 def collect(folder: Path, cache: Path, reader: Reader | None = None) -> list[Path]:
@@ -127,7 +118,8 @@ def collect(folder: Path, cache: Path, reader: Reader | None = None) -> list[Pat
     return out
 
 # -- the fit -----------------------------------------------------------------------------------
-def track_rows(cached: list[Path], cfg: DecideConfig = DecideConfig()) -> dict[str, np.ndarray]:
+def track_rows(cached: list[Path], cfg: DoubtSettings = DoubtSettings(),
+               decide_cfg: DecideSettings = DecideSettings()) -> dict[str, np.ndarray]:
     """Per track of every cached photo: photo, state, played, margin, length, kind, wrong."""
     board = load_board()
     track_ids = load_template().all_spaces().track_ids
@@ -137,10 +129,11 @@ def track_rows(cached: list[Path], cfg: DecideConfig = DecideConfig()) -> dict[s
         if "glare" not in d:
             raise SystemExit(f"{path}: cached before glare was kept; delete the cache and run again")
         per_track = [d["loglik"][track_ids == t.id] for t in board.tracks]
-        scores, choice = decide_choice(per_track, board, cfg)
+        decision = decide(per_track, board, decide_cfg)
+        scores, choice = decision.scores, decision.choice
         if not np.array_equal(choice, d["owners_read"]):
             print(f"{path.stem}: the decision differs from when it was cached", file=sys.stderr)
-        margin, runner = evidence_margins(scores, choice, board)
+        margin, runner = evidence_margins(scores, choice, board, decide_cfg.spill)
         truth = d["truth"]
         for t in board.tracks:
             cols["photo"].append(path.stem)
@@ -156,7 +149,7 @@ def track_rows(cached: list[Path], cfg: DecideConfig = DecideConfig()) -> dict[s
     return {k: np.array(v) for k, v in cols.items()}
 
 
-def per_space(rows: dict, cfg: DecideConfig) -> np.ndarray:
+def per_space(rows: dict, cfg: DoubtSettings) -> np.ndarray:
     lo, hi = cfg.margin_range
     return np.clip(rows["margin"] / np.maximum(rows["length"], 1), lo, hi)
 
@@ -177,8 +170,8 @@ def logistic(x: np.ndarray, y: np.ndarray, ridge: float = 1e-2) -> tuple[float, 
     return float(w[0]), float(w[1])
 
 
-def fit(rows: dict, cfg: DecideConfig = DecideConfig(), budget_rows: dict | None = None) -> DecideConfig:
-    """DecideConfig with the doubt fitted on `rows` (see the module doc); the mark's standard held
+def fit(rows: dict, cfg: DoubtSettings = DoubtSettings(), budget_rows: dict | None = None) -> DoubtSettings:
+    """DoubtSettings with the doubt fitted on `rows` (see the module doc); the mark's standard held
     to the budget on `budget_rows` (default: `rows`)."""
     m = per_space(rows, cfg)
     bias, slope = [], []
@@ -191,9 +184,9 @@ def fit(rows: dict, cfg: DecideConfig = DecideConfig(), budget_rows: dict | None
     # photos hold glare the light normalisation leaves, so the estimate must not say 1.0 off 20).
     g = rows["glared"]
     glare_right = (np.sum(g & ~rows["wrong"]) + 1) / (np.sum(g) + 2)
-    cfg = replace(cfg, doubt_bias=tuple(bias), doubt_slope=tuple(slope),
+    cfg = replace(cfg, bias=tuple(bias), slope=tuple(slope),
                   glare_confidence=round(float(np.floor(glare_right * 100) / 100), 2))
-    # The mark: the surest standard (highest doubt_below, in hundredths) that asks a player to
+    # The mark: the surest standard (highest `below`, in hundredths) that asks a player to
     # check at most DOUBT_BUDGET tracks a played photo of the budget set.
     b_rows = rows if budget_rows is None else budget_rows
     conf = 1.0 - p_wrong_of(b_rows, cfg)
@@ -202,18 +195,18 @@ def fit(rows: dict, cfg: DecideConfig = DecideConfig(), budget_rows: dict | None
     for b in np.arange(0.50, 0.995, 0.01):
         if np.sum((conf < b) & b_rows["played"]) / n_played <= DOUBT_BUDGET:
             below = round(float(b), 2)
-    return replace(cfg, doubt_below=below)
+    return replace(cfg, below=below)
 
 
-def p_wrong_of(rows: dict, cfg: DecideConfig) -> np.ndarray:
-    """Each track's chance of being wrong as vision.decide.decide_tracks gives it."""
+def p_wrong_of(rows: dict, cfg: DoubtSettings) -> np.ndarray:
+    """Each track's chance of being wrong as vision.decide.doubt.doubt_tracks gives it."""
     return np.array([1.0 - track_confidence(m, n, k, g, cfg)
                      for m, n, k, g in zip(rows["margin"], rows["length"], rows["kind"], rows["glared"])])
 
 
-def report(name: str, rows: dict, cfg: DecideConfig) -> None:
+def report(name: str, rows: dict, cfg: DoubtSettings) -> None:
     p_wrong = p_wrong_of(rows, cfg)
-    doubtful = 1.0 - p_wrong < cfg.doubt_below
+    doubtful = 1.0 - p_wrong < cfg.below
     groups = [("all", np.ones(len(doubtful), bool))]
     states = sorted(set(rows["state"]) - {"synthetic"})
     groups += [(f"state {s}", rows["state"] == s) for s in states]
@@ -229,7 +222,7 @@ def report(name: str, rows: dict, cfg: DecideConfig) -> None:
               f"per_empty_photo={(flag & ~rows['played']).sum() / max(len(photos - played), 1):.1f} "
               f"sure(>=0.99)={sure.sum()} sure_wrong={(sure & wrong).sum()}")
     conf = 1.0 - p_wrong
-    edges = tuple(sorted({0.0, 0.5, 0.9, cfg.doubt_below, 0.99, 1.0001}))  # the mark is one edge, wherever it lies
+    edges = tuple(sorted({0.0, 0.5, 0.9, cfg.below, 0.99, 1.0001}))  # the mark is one edge, wherever it lies
     bins = []
     for lo, hi in zip(edges[:-1], edges[1:]):
         sel = (conf >= lo) & (conf < hi)
@@ -252,11 +245,13 @@ def main(argv=None) -> int:
     ap.add_argument("--budget-on", nargs="*", metavar="DIR",
                     help="the fit folders whose played photos hold the doubt budget (default: all of --fit)")
     ap.add_argument("--cache", default="/tmp/ttr_doubt_cache", help="where the evidence is kept")
+    ap.add_argument("--write", action="store_true",
+                    help="write the fitted numbers into models/reader_settings.json with this command and its data")
     args = ap.parse_args(argv)
     reader = Reader()
     cache = Path(args.cache)
     cached = {d: collect(Path(d), cache / Path(d).resolve().name, reader) for d in dict.fromkeys(args.fit + args.check + (args.budget_on or []))}
-    shipped = DecideConfig()
+    shipped = reader.settings.doubt
     fit_rows = track_rows([p for d in args.fit for p in cached[d]], shipped)
     budget_rows = None
     if args.budget_on:
@@ -264,21 +259,27 @@ def main(argv=None) -> int:
     fitted = fit(fit_rows, shipped, budget_rows)
     g = fit_rows["glared"]
     print(f"fitted on {len(set(fit_rows['photo']))} photos, {len(fit_rows['wrong'])} tracks, "
-          f"{fit_rows['wrong'].sum()} wrong: doubt_bias={fitted.doubt_bias} doubt_slope={fitted.doubt_slope} "
-          f"doubt_below={fitted.doubt_below} glare_confidence={fitted.glare_confidence} "
+          f"{fit_rows['wrong'].sum()} wrong: bias={fitted.bias} slope={fitted.slope} "
+          f"below={fitted.below} glare_confidence={fitted.glare_confidence} "
           f"({g.sum()} tracks under glare, {(g & fit_rows['wrong']).sum()} wrong) (kinds {DOUBT_KINDS})")
-    print(f"shipped: doubt_bias={shipped.doubt_bias} doubt_slope={shipped.doubt_slope} "
-          f"doubt_below={shipped.doubt_below} glare_confidence={shipped.glare_confidence} "
+    print(f"shipped: bias={shipped.bias} slope={shipped.slope} "
+          f"below={shipped.below} glare_confidence={shipped.glare_confidence} "
           f"margin_range={shipped.margin_range}")
     same = fitted == shipped
     if not same:
-        print("the fit differs from the shipped DecideConfig: each folder is shown with both")
+        print("the fit differs from the shipped DoubtSettings: each folder is shown with both")
     for d in args.fit + args.check:
         rows = track_rows(cached[d], shipped)
         role = "fit" if d in args.fit else "check"
         for label, cfg in (("shipped", shipped),) if same else (("fitted", fitted), ("shipped", shipped)):
             print(f"{role} {d} ({label}):")
             report(Path(d).name, rows, cfg)
+    if args.write:
+        data = (f"{len(set(fit_rows['photo']))} photos of {', '.join(Path(d).name for d in args.fit)}, "
+                f"{int(fit_rows['wrong'].sum())} tracks read wrong")
+        write_fitted({"doubt.bias": fitted.bias, "doubt.slope": fitted.slope, "doubt.below": fitted.below,
+                      "doubt.glare_confidence": fitted.glare_confidence},
+                     by="benchmarks/fit_doubt.py " + " ".join(argv if argv is not None else sys.argv[1:]), data=data)
     return 0
 
 

@@ -12,7 +12,7 @@ most of a light's colour, but not all (inks answer differently to a warm lamp an
 each photo is kept as its own view and the reader uses the one closest to the photo it reads:
 calibrating under the lights you play in helps most. In other light a view does harm (its print
 reads as cars), so the reader checks the nearest view against each photo first and reads a photo it
-does not fit without it (`vision.read.CalibrationConfig`).
+does not fit without it (`vision.settings.CalibrationGate`).
 """
 from __future__ import annotations
 

@@ -30,7 +30,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vision.classify import ClassifierConfig, SpaceClassifier, model_input
+from vision.evidence.net import ClassifierConfig, SpaceClassifier, model_input
 from vision.reading import SPACE_CLASSES as CLASSES
 
 

@@ -6,10 +6,10 @@ In:  a folder of real photos with their truth, `DIR/<photo>` and `DIR/gt/<photo 
      as a path (nothing of it is committed: no photos, no patches).
 Out: labelled patches (in memory, cached under the run's work folder), and a fine-tuned ONNX model.
 
-The patches are the reader's own: each photo is read by `vision.read.Reader.read_path` (decode,
+The patches are the reader's own: each photo is read by `vision.read.Reader.trace_path` (decode,
 `vision.locate.locate_board`, flatten, light normalisation, registration on the template's spaces,
 the camera-parallax shift of the model's `crop.car_seen_height_mm`) and the patches the reader hands
-its classifier first (`Reader._classify`, all 309 spaces) are kept. So training sees exactly what
+its net first (`ReadingTrace.samples.net_patches`, all 309 spaces) are kept. So training sees exactly what
 the reader will show the net, whatever the locator or the cutting does, now or after a change.
 
 Labels: a space's class is its track's owner in the truth (`empty` when none). The truth names a
@@ -38,7 +38,7 @@ import numpy as np
 
 from models.distill import _augment, _export, _to_tensor, load_patches, teacher_targets
 from scoring.errors import TtrError
-from vision.classify import ClassifierConfig, SpaceClassifier
+from vision.evidence.net import ClassifierConfig, SpaceClassifier
 from vision.read import Reader
 from vision.reading import SPACE_CLASSES as CLASSES
 from vision.spaces import CropGeometry
@@ -68,24 +68,10 @@ def state_of(truth: dict) -> str:
 
 
 def reader_patches(reader, photo: Path) -> tuple[np.ndarray, object]:
-    """The (309, S, S, 3) BGR patches the reader gives its classifier on `photo` (its first look,
-    every space, in `reader.track_ids` order) and the reader's reading of the photo."""
-    grabbed: list[np.ndarray] = []
-    own = reader._classify
-
-    def grab(patches, *args, **kwargs):
-        if not grabbed:
-            grabbed.append(np.array(patches, copy=True))
-        return own(patches, *args, **kwargs)
-
-    reader._classify = grab
-    try:
-        reading = reader.read_path(str(photo))
-    finally:
-        del reader._classify  # back to the class's method
-    if not grabbed or len(grabbed[0]) != len(reader.track_ids):
-        raise RuntimeError(f"{photo}: the reader cut no patches for its classifier")
-    return grabbed[0], reading
+    """The (309, S, S, 3) BGR patches the reader gives its net on `photo` (its first look, every
+    space, in `reader.track_ids` order: `ReadingTrace.samples.net_patches`) and its reading."""
+    trace = reader.trace_path(str(photo))
+    return trace.samples.net_patches, trace.reading
 
 
 def space_labels(reader, truth: dict, patches: np.ndarray, reading) -> np.ndarray:
@@ -115,8 +101,11 @@ def space_labels(reader, truth: dict, patches: np.ndarray, reading) -> np.ndarra
         if sorted([read_owner[a] or "", read_owner[b] or ""]) == sorted([o1 or "", o2 or ""]):
             track_owner[a], track_owner[b] = read_owner[a], read_owner[b]
             continue
+        if reader.net is None:  # nothing else to tell the lanes apart: left out
+            track_owner[a] = track_owner[b] = "?"
+            continue
         if probs is None:
-            probs = np.clip(reader.classifier.predict(patches), 1e-4, 1.0)
+            probs = np.clip(reader.net.predict(patches), 1e-4, 1.0)
 
         def score(x, y):
             return sum(np.log(probs[reader.track_ids == tid, CLASSES.index(o or "empty")]).sum()
@@ -132,22 +121,6 @@ def space_labels(reader, truth: dict, patches: np.ndarray, reading) -> np.ndarra
     return labels
 
 
-class _NoNet:
-    """Stands in for the classifier when there is no net yet (`collect` without one): the reader
-    then cuts its patches with this geometry and reads by colour alone (a uniform answer)."""
-
-    occupancy = False
-
-    def __init__(self, imgsz: int, side_mm: float):
-        self.config = ClassifierConfig(tuple(CLASSES), imgsz, side_mm, {"crop": {}})
-
-    def predict(self, patches):
-        return np.full((len(patches), len(CLASSES)), 1.0 / len(CLASSES))
-
-    def loglik(self, probs, floor=1e-4, colour_trust=0.3):
-        return SpaceClassifier.loglik(self, probs, floor, colour_trust)
-
-
 def collect(real_dir: Path, init_onnx: Path | None, cache: Path, car_seen_height_mm: float, imgsz: int = 64,
             side_mm: float = 30.0, log=print) -> list[dict]:
     """Every real photo's patches, labels and state, cut by a reader with the starting model
@@ -155,13 +128,11 @@ def collect(real_dir: Path, init_onnx: Path | None, cache: Path, car_seen_height
     cached in `cache` (npz per photo and patch geometry)."""
 
     if init_onnx is not None:
-        reader = Reader(model_path=str(init_onnx))
-        imgsz, side_mm = reader.classifier.config.imgsz, reader.classifier.config.side_mm
-    else:
-        reader = Reader(use_classifier=False)
-        reader.classifier = _NoNet(imgsz, side_mm)
-        reader.geometry = CropGeometry(imgsz, side_mm)
-    reader.patch_seen_height_mm = float(car_seen_height_mm)
+        reader = Reader(model_path=str(init_onnx), net_seen_height_mm=car_seen_height_mm)
+        imgsz, side_mm = reader.geometry.imgsz, reader.geometry.side_mm
+    else:  # no net yet: patches cut with this geometry, the photo read by its colours
+        reader = Reader(use_classifier=False, geometry=CropGeometry(imgsz, side_mm),
+                        net_seen_height_mm=car_seen_height_mm)
     cache = cache / f"s{imgsz}_side{side_mm:g}_h{car_seen_height_mm:g}"
     cache.mkdir(parents=True, exist_ok=True)
     out = []

@@ -64,14 +64,16 @@ from models.real import collect, finetune, real_photos, sha256, state_of, top1
 from models.real import split as real_split
 from scoring.board import load_board
 from scoring.errors import TtrError
-from vision.classify import default_model_paths
-from vision.read import PX_PER_MM, car_offsets_px
+from vision.evidence.net import default_model_paths
+from vision.light import light_board
 from vision.reading import SPACE_CLASSES as CLASSES  # empty + the five player colours
 from vision.rectify import camera_position, flatten
-from vision.spaces import CropGeometry, cut_spaces, light_board
+from vision.settings import ReaderSettings
+from vision.spaces import CropGeometry, sample_spaces
 from vision.synth.positions import random_position
 from vision.synth.render import render_photo
 
+READ = ReaderSettings()  # the reader's own settings: patches are cut as it cuts them
 DEFAULTS = {"count": 24, "epochs": 6, "imgsz": 64, "side_mm": 30.0, "seed": 1000, "photo_wh": (2000, 1500),
             "corner_jitter": 0.005, "batch": 64, "car_seen_height_mm": 0.0, "teachers": 6, "student_epochs": 6,
             "student": "space_student.yaml"}
@@ -96,7 +98,7 @@ def render_patches(out_dir: Path, count: int, seed: int, imgsz: int, side_mm: fl
     """Render boards and write their space patches as out_dir/{train,val}/<class>/*.png.
 
     Each patch is centred on its space, or with `car_seen_height_mm` > 0 where a car that high on it
-    is seen (`vision.read.car_offsets_px`, the camera estimated from the jittered corners as the
+    is seen (`vision.spaces.car_offsets_px`, the camera estimated from the jittered corners as the
     reader estimates it).
 
     Returns counts per split and class.
@@ -125,15 +127,15 @@ def render_patches(out_dir: Path, count: int, seed: int, imgsz: int, side_mm: fl
         corners = np.asarray(photo.corners_xy, dtype=float)
         diag = np.linalg.norm(corners[0] - corners[2])
         corners = corners + rng.normal(0.0, corner_jitter * diag / np.sqrt(2), size=(4, 2))
-        flat = flatten(photo.image_bgr, corners, px_per_mm=PX_PER_MM)
-        # Cut exactly as the reader cuts (vision.spaces.light_board, cut_spaces), registration included.
-        lit = light_board(flat, quads_mm, PX_PER_MM)
+        flat = flatten(photo.image_bgr, corners, px_per_mm=READ.px_per_mm)
+        # Cut exactly as the reader cuts (vision.light.light_board, vision.spaces.sample_spaces).
+        lit = light_board(flat, quads_mm, READ.px_per_mm, READ.light)
         camera = camera_position(corners, photo.image_bgr.shape[1::-1])
-        sp = cut_spaces(lit, geometry, tids, idx, car_offsets_px(quads_mm, camera, car_seen_height_mm, PX_PER_MM))
+        patches = sample_spaces(lit, geometry, tids, idx, quads_mm, camera, None, car_seen_height_mm, READ.sample).net_patches
         split = "val" if (i % val_every) == val_every - 1 else "train"
         for k in range(len(tids)):
             label = owner.get(int(tids[k])) or "empty"
-            cv2.imwrite(str(out_dir / split / label / f"b{s}_t{tids[k]}_s{idx[k]}.png"), sp.patches[k])
+            cv2.imwrite(str(out_dir / split / label / f"b{s}_t{tids[k]}_s{idx[k]}.png"), patches[k])
             counts.setdefault(split, {}).setdefault(label, 0)
             counts[split][label] += 1
         if log and (i + 1) % max(1, count // 10) == 0:

@@ -10,11 +10,13 @@ import numpy as np
 
 from calibration.template import FLAT_PX_PER_MM
 from calibration.user import MAX_VIEWS, Calibration, CalibrationError, EmptyView
+from vision.evidence.change import align_to_reference
 from vision.image_io import load_photo, read_header
+from vision.light import LitBoard, light_board, warp_quads_frame
 from vision.locate import locate_board
-from vision.read import Reader, decode_reduction
+from vision.read import BoardView, Reader, decode_reduction
 from vision.rectify import flatten
-from vision.spaces import LitBoard, align_to_reference, cut_spaces, light_board, warp_quads_frame
+from vision.spaces import cut_spaces
 
 PLAYED_LIMIT = 3  # confidently claimed tracks that make a calibration photo a played board
 
@@ -42,9 +44,9 @@ def fit_from_flattened(flats: list[np.ndarray], names: list[str], reader=None, s
     `step()` is called as each is measured)."""
 
     reader = reader or Reader(calibration=None, use_classifier=False)
-    ppm = reader.config.px_per_mm
+    ppm = reader.settings.px_per_mm
     warnings: list[str] = []
-    lits = [light_board(flat, reader.quads_mm, ppm) for flat in flats]
+    lits = [light_board(flat, reader.quads_mm, ppm, reader.settings.light) for flat in flats]
     # The calibration's frame is the template's: the photo whose spaces register best on the
     # template is put on it, and the others are aligned to that one on their map drawings (a finer
     # match than spaces alone).
@@ -56,14 +58,14 @@ def fit_from_flattened(flats: list[np.ndarray], names: list[str], reader=None, s
         if i == anchor:
             board, score = anchor_board, a.register_score
         else:
-            board, score = align_to_reference(lit.board, anchor_board, ppm)
+            board, score = align_to_reference(lit.board, anchor_board, ppm, reader.settings.change)
             if score < 0.5:
                 warnings.append(f"{name}: does not line up with the other photos' board (match {score:.2f})")
         sp = cut_spaces(LitBoard(board, lit.template_px, lit.template_px, ppm, score), reader.geometry,
                         reader.track_ids, reader.index)
         # A calibration photo must be empty: cars learnt as the empty look would make every later
         # reading wrong, so a photo on which the reader sees cars is refused.
-        claimed = [t for t in reader.decide(reader.evidence(flat)) if t.owner and not t.doubtful]
+        claimed = [t for t in reader.read_view(BoardView.of_flattened(flat)).tracks if t.owner and not t.doubtful]
         if len(claimed) >= PLAYED_LIMIT:
             shown = ", ".join(f"{t.a}-{t.b} ({t.owner})" for t in claimed[:3])
             raise CalibrationError(f"{name}: {len(claimed)} tracks look claimed ({shown}"

@@ -4,7 +4,7 @@ page (`app.draw`, `app.streamlit_app`) and the template's check overlays (`visio
 Pure data (no OpenCV), so the page can use it without loading image code: BGR tuples for OpenCV,
 CSS colours and Streamlit markdown for the page. Only what is drawn for people: the renderer's
 plastic and print colours (`vision.synth`) are simulation parameters, and the reader's colour
-references (`vision.classify`) are measurements.
+references (`vision.settings.ColourSettings`) are measurements.
 """
 from __future__ import annotations
 

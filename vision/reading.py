@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from scoring.rules import PLAYER_COLORS  # (re-exported: the reader's five colours are the rules')
+
 # What a space can hold, as the space classifier's classes (index order is fixed).
 SPACE_CLASSES = ("empty",) + PLAYER_COLORS
 

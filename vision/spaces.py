@@ -1,14 +1,15 @@
-"""Cut every train space out of a flattened board, and even out the light first.
+"""Cut every train space out of a lit board, once: what the net looks at and what the colours measure.
 
-In:  a flattened board (BGR uint8, the template frame at `px_per_mm`) and the template.
-Out: `SpacePatches`: one square patch per space (the space's long axis horizontal, its centre in the
-     patch centre, a fixed number of millimetres across so cars keep one size), and per-space colour
-     statistics of the space's inner part, both taken from the light-normalised board.
+In:  a `vision.light.LitBoard` (the board flattened, its light evened out, its spaces registered)
+     and where the camera stood.
+Out: `SpaceSamples` (`sample_spaces`): per space, its square patch for the net (the space's long
+     axis horizontal, its centre in the patch centre, a fixed number of millimetres across so cars
+     keep one size, cut where a car on it is seen as the net was trained), its colour where it is
+     printed, and the colour at places across it where a car on it is seen.
 
-Light normalisation: the board's own paper is the white reference. A coarse map of the paper's
-brightness per colour channel (a high percentile of the paper pixels in each cell, away from the
-spaces) is divided out, so the paper comes out the same grey everywhere, whatever the white balance,
-vignetting or shade of the photo (and of a rendered board: the classifier sees the same kind of input).
+`cut_spaces` and `crop_spaces` are the one way patches are cut: the reader, the calibration fit
+(`vision/calibrate.py`) and training (`models/train.py`) all use them, so a patch the net learnt
+from is cut exactly as the one it is asked about.
 """
 from __future__ import annotations
 
@@ -17,11 +18,10 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-PAPER_LEVEL = 190.0  # the paper's value in every channel after normalisation
-BORDER_MM = 26.0  # the score track around the map: not paper, kept out of the light map
-# The part of a space (fraction of its length, of its width) whose colour is measured: cars sit a
-# little off their space, and its printed outline is not its colour.
-INNER = (0.7, 0.35)
+from vision.rectify import parallax_mm
+from vision.settings import SampleSettings
+
+QUAD_SHIFT = 4  # fractional bits of the quads drawn by paint_spaces (1/16 px)
 
 
 @dataclass(frozen=True)
@@ -56,6 +56,61 @@ class SpacePatches:
             raise ValueError("SpacePatches fields must have one row per space")
 
 
+@dataclass(frozen=True)
+class SpaceSamples:
+    """What `sample_spaces` measured on every space of one lit board."""
+
+    printed: SpacePatches  # cut where each space is printed: its colour (median, spread, mean) and patch
+    net_patches: np.ndarray  # (N, S, S, 3) the net's patches, where a car of its training height is seen
+    net_offsets_px: np.ndarray  # (N, 1, 2) where those are, from the spaces
+    car_lab: np.ndarray  # (N, K, 3) mean Lab at K places across each space, where a car on it is seen
+
+    @property
+    def track_ids(self) -> np.ndarray:
+        return self.printed.track_ids
+
+
+def sample_spaces(lit, geometry: CropGeometry, track_ids: np.ndarray, index: np.ndarray, quads_mm: np.ndarray,
+                  camera_mm=None, seen_px_per_mm: float | None = None, net_seen_height_mm: float = 0.0,
+                  cfg: SampleSettings = SampleSettings()) -> SpaceSamples:
+    """Every space of `lit` (a LitBoard) measured once (see module doc). `camera_mm`: where the
+    camera stood (None: straight above); `seen_px_per_mm`: the photo's own scale over the board
+    (None: sharp enough for every place across)."""
+    printed = cut_spaces(lit, geometry, track_ids, index, inner=cfg.inner)
+    offsets = car_offsets_px(quads_mm, camera_mm, net_seen_height_mm, lit.px_per_mm)
+    net_patches = printed.patches if not np.any(offsets) else cut_patches(
+        lit.board, lit.quads_px + offsets, lit.px_per_mm, geometry)
+    shift = car_offsets_px(quads_mm, camera_mm, cfg.car_seen_height_mm, lit.px_per_mm)
+    # A car lies anywhere across its space: its colour is measured at places across the space,
+    # from its middle to where the measured strip meets the space's edge.
+    across = space_normals_px(lit.quads_px)
+    reach = 0.5 - cfg.inner[1] / 2
+    space_width_mm = float(np.median(space_frames(quads_mm)[3]))
+    steps = across_steps(reach * space_width_mm, seen_px_per_mm, cfg.car_across_steps)
+    car_lab = np.stack([inner_mean_lab(lit.board, lit.quads_px + shift + across * (reach * k / max(steps, 1)),
+                                       cfg.inner, cfg.inner_grid)
+                        for k in range(-steps, steps + 1)], axis=1)  # (N, 2 steps + 1, 3)
+    return SpaceSamples(printed, net_patches, offsets, car_lab)
+
+
+def across_steps(reach_mm: float, seen_px_per_mm: float | None, steps: int) -> int:
+    """How many places each side of a space's middle a car's colour is looked for (`reach_mm`
+    out): at most `steps`, and no closer together than a pixel of the photo (on a small board,
+    places closer than that see the same pixels, and the best of them is only noise)."""
+    if seen_px_per_mm is None:
+        return steps
+    return int(np.clip(np.floor(reach_mm * float(seen_px_per_mm)), 0, steps))
+
+
+def car_offsets_px(quads_mm: np.ndarray, camera_mm, height_mm: float, px_per_mm: float) -> np.ndarray:
+    """(N, 1, 2) offsets, in flattened-board pixels, from each space to where a car standing on it
+    is seen from `camera_mm` (None or a height of 0: no offset). Add to the spaces' quads."""
+    quads_mm = np.asarray(quads_mm, dtype=float)
+    if camera_mm is None or height_mm <= 0:
+        return np.zeros((len(quads_mm), 1, 2))
+    return (parallax_mm(quads_mm.mean(axis=1), camera_mm, height_mm) * px_per_mm)[:, None, :]
+
+
 def space_frames(quads_px: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Centre (N,2), unit long axis (N,2), length (N,) and width (N,) of each space quad."""
     q = np.asarray(quads_px, dtype=float)
@@ -74,135 +129,11 @@ def space_frames(quads_px: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarr
     return c, axis, length, width
 
 
-def paper_mask(shape_hw: tuple[int, int], quads_px: np.ndarray, px_per_mm: float) -> np.ndarray:
-    """uint8 mask of board paper: inside the map, away from every space."""
-    h, w = shape_hw
-    mask = np.zeros((h, w), np.uint8)
-    b = int(round(BORDER_MM * px_per_mm))
-    mask[b:h - b, b:w - b] = 255
-    c, axis, length, width = space_frames(quads_px)
-    grow = 4.0 * px_per_mm  # cars overhang their space and cast shadows
-    for ci, ai, li, wi in zip(c, axis, length, width):
-        n = np.array([-ai[1], ai[0]])
-        hl, hw = li / 2 + grow, wi / 2 + grow
-        pts = np.array([ci - ai * hl - n * hw, ci + ai * hl - n * hw, ci + ai * hl + n * hw, ci - ai * hl + n * hw])
-        cv2.fillConvexPoly(mask, np.round(pts).astype(np.int32), 0)
-    return mask
-
-
-def light_map(flattened: np.ndarray, mask: np.ndarray, cells: tuple[int, int] = (10, 15),
-              percentile: float = 80.0) -> np.ndarray:
-    """(cells_y, cells_x, 3) float32 paper brightness per channel in each cell of the board
-    (`flattened`: BGR uint8; `mask`: nonzero on paper)."""
-    if flattened.dtype != np.uint8:
-        raise ValueError("light_map needs a uint8 image")
-    h, w = mask.shape
-    ny, nx = cells
-    ys = np.linspace(0, h, ny + 1).astype(int)
-    xs = np.linspace(0, w, nx + 1).astype(int)
-    # Every paper pixel's cell, then each cell's percentile from one sort of (cell, value) keys:
-    # the same numbers as np.percentile per cell (linear), without a call per cell.
-    cell = ((np.searchsorted(ys, np.arange(h), side="right") - 1)[:, None] * nx
-            + (np.searchsorted(xs, np.arange(w), side="right") - 1)[None, :])
-    m = mask > 0
-    cell = cell[m]
-    counts = np.bincount(cell, minlength=ny * nx)
-    valid = counts > 30
-    grid = np.full((ny * nx, 3), np.nan, np.float32)
-    if valid.any():
-        start = np.concatenate([[0], np.cumsum(counts)[:-1]])
-        n = counts[valid]
-        virtual = (n - 1) * (percentile / 100.0)
-        lo = np.floor(virtual).astype(int)
-        hi = np.minimum(lo + 1, n - 1)
-        t = virtual - lo
-        for ch in range(3):
-            keys = np.sort(cell.astype(np.int64) * 256 + flattened[..., ch][m])
-            a = (keys[start[valid] + lo] & 255).astype(np.float64)
-            b = (keys[start[valid] + hi] & 255).astype(np.float64)
-            # numpy's linear interpolation, as it computes it
-            grid[valid, ch] = np.where(t >= 0.5, b - (b - a) * (1 - t), a + (b - a) * t)
-    grid = grid.reshape(ny, nx, 3)
-    valid = valid.reshape(ny, nx)
-    if not valid.any():
-        return np.full((ny, nx, 3), PAPER_LEVEL, np.float32)
-    overall = np.nanmedian(grid.reshape(-1, 3), axis=0)
-    # Cells without paper (covered, or the border) take the board-wide value.
-    grid[~valid] = overall
-    # Keep the map gentle: a cell far from the board-wide value is more likely drawings than light.
-    grid = np.clip(grid, overall * 0.6, overall * 1.4)
-    return cv2.GaussianBlur(grid, (3, 3), 0)
-
-
-def paper_light_map(board: np.ndarray, quads_px: np.ndarray, px_per_mm: float, cells: tuple[int, int] = (10, 15),
-                    percentile: float = 80.0) -> np.ndarray:
-    """`light_map` of a board's paper (away from the spaces at `quads_px`), measured on a
-    quarter-size copy: the light map is smooth, so that measures it as well, 16x faster."""
-    h, w = board.shape[:2]
-    f = 0.25
-    small = cv2.resize(board, (int(w * f), int(h * f)), interpolation=cv2.INTER_AREA)
-    mask = paper_mask(small.shape[:2], np.asarray(quads_px) * f, px_per_mm * f)
-    return light_map(small, mask, cells, percentile)
-
-
-def normalise_light(flattened: np.ndarray, quads_px: np.ndarray, px_per_mm: float) -> np.ndarray:
-    """The flattened board with the paper brought to PAPER_LEVEL grey everywhere (uint8 BGR)."""
-    h, w = flattened.shape[:2]
-    grid = paper_light_map(flattened, quads_px, px_per_mm)
-    gain = cv2.resize((PAPER_LEVEL / np.maximum(grid, 1.0)).astype(np.float32), (w, h),
-                      interpolation=cv2.INTER_LINEAR)
-    return cv2.multiply(np.ascontiguousarray(flattened), gain, dtype=cv2.CV_8U)  # saturates at 0..255
-
-
-@dataclass(frozen=True)
-class LitBoard:
-    """A flattened board with its light evened out, and where its spaces are on it."""
-
-    board: np.ndarray  # (H, W, 3) uint8 BGR, light-normalised
-    quads_px: np.ndarray  # (N, 4, 2) every space on `board` (registered, or the template's)
-    template_px: np.ndarray  # (N, 4, 2) the template's spaces in the same pixels
-    px_per_mm: float
-    register_score: float  # ECC score of the registration (0: not registered or it failed)
-
-    def __post_init__(self):
-        if self.quads_px.shape != self.template_px.shape or self.board.ndim != 3:
-            raise ValueError("LitBoard: quads and template quads must match, and the board be a colour image")
-
-
-def light_board(flattened: np.ndarray, quads_mm: np.ndarray, px_per_mm: float, register: bool = True) -> LitBoard:
-    """The first step of every use of the spaces (reading, calibrating, training): the template's
-    spaces in pixels, the board's light evened out on its paper, and the spaces registered on it."""
-    # Flattened pixel (u, v) shows the board point ((u + 0.5) / ppm, (v + 0.5) / ppm) mm.
-    template_px = np.asarray(quads_mm, float) * px_per_mm - 0.5
-    norm = normalise_light(flattened, template_px, px_per_mm)
-    quads_px, score = register_to_template(norm, template_px, px_per_mm) if register else (template_px, 0.0)
-    return LitBoard(norm, quads_px, template_px, px_per_mm, score)
-
-
-def paper_left_bright(lit: LitBoard, cells: tuple[int, int] = (20, 30)) -> np.ndarray:
-    """(N,) how bright the paper around each space still is once the light was evened out: the
-    median paper value (mean of the channels) in the cell of a `cells` grid over the board that
-    holds the space's middle.
-
-    `normalise_light` evens the light out over cells of ~55 mm, smoothed and held within 0.6-1.4x
-    of the board-wide value, so it follows a lamp's slope and a shadow but not glare off the glossy
-    board far brighter than the rest (the phone exposing for it): there the paper stays far above
-    PAPER_LEVEL, where evened-out paper's median lies a little below it (its 80th percentile is
-    brought to PAPER_LEVEL)."""
-    h, w = lit.board.shape[:2]
-    grid = paper_light_map(lit.board, lit.quads_px, lit.px_per_mm, cells, percentile=50.0).mean(axis=2)
-    c = space_frames(lit.quads_px)[0]
-    ny, nx = cells
-    iy = np.clip((c[:, 1] * ny / h).astype(int), 0, ny - 1)
-    ix = np.clip((c[:, 0] * nx / w).astype(int), 0, nx - 1)
-    return grid[iy, ix].astype(np.float32)
-
-
-def cut_spaces(lit: LitBoard, geometry: CropGeometry, track_ids: np.ndarray, index: np.ndarray,
-               offsets_px: np.ndarray | None = None) -> SpacePatches:
-    """Every space of `lit` cut out (`offsets_px`, (N, 1, 2): moved to where a car on it is seen)."""
+def cut_spaces(lit, geometry: CropGeometry, track_ids: np.ndarray, index: np.ndarray,
+               offsets_px: np.ndarray | None = None, inner: tuple[float, float] = SampleSettings().inner) -> SpacePatches:
+    """Every space of `lit` (a LitBoard) cut out (`offsets_px`, (N, 1, 2): moved by that)."""
     quads = lit.quads_px if offsets_px is None else lit.quads_px + offsets_px
-    return crop_spaces(lit.board, quads, lit.px_per_mm, geometry, track_ids, index)
+    return crop_spaces(lit.board, quads, lit.px_per_mm, geometry, track_ids, index, inner)
 
 
 def patch_points(quads: np.ndarray, scale: float, imgsz: int, dtype=np.float64) -> np.ndarray:
@@ -217,19 +148,26 @@ def patch_points(quads: np.ndarray, scale: float, imgsz: int, dtype=np.float64) 
     return cc[:, None, None, :] + g[None, None, :, None] * u[:, None, None, :] + g[None, :, None, None] * v[:, None, None, :]
 
 
+def cut_patches(board_norm: np.ndarray, quads_px: np.ndarray, px_per_mm: float,
+                geometry: CropGeometry = CropGeometry()) -> np.ndarray:
+    """(N, S, S, 3) every space's patch (see module doc), in one remap."""
+    quads_px = np.asarray(quads_px, dtype=float)
+    n, s = len(quads_px), geometry.imgsz
+    scale = geometry.side_mm * px_per_mm / s  # board pixels per patch pixel
+    pts = patch_points(quads_px, scale, s, np.float32)
+    return cv2.remap(board_norm, pts[..., 0].reshape(n * s, s), pts[..., 1].reshape(n * s, s), cv2.INTER_LINEAR,
+                     borderMode=cv2.BORDER_REPLICATE).reshape(n, s, s, 3)
+
+
 def crop_spaces(board_norm: np.ndarray, quads_px: np.ndarray, px_per_mm: float,
                 geometry: CropGeometry = CropGeometry(), track_ids: np.ndarray | None = None,
-                index: np.ndarray | None = None, inner: tuple[float, float] = INNER) -> SpacePatches:
+                index: np.ndarray | None = None, inner: tuple[float, float] = SampleSettings().inner) -> SpacePatches:
     """Patches and inner-colour statistics (of the `inner` part) of every space (see module doc)."""
     quads_px = np.asarray(quads_px, dtype=float)
     n = len(quads_px)
     _, _, length, width = space_frames(quads_px)
-    s = geometry.imgsz
-    scale = geometry.side_mm * px_per_mm / s  # board pixels per patch pixel
-    # One remap for all patches.
-    pts = patch_points(quads_px, scale, s, np.float32)
-    patches = cv2.remap(board_norm, pts[..., 0].reshape(n * s, s), pts[..., 1].reshape(n * s, s), cv2.INTER_LINEAR,
-                        borderMode=cv2.BORDER_REPLICATE).reshape(n, s, s, 3)
+    patches = cut_patches(board_norm, quads_px, px_per_mm, geometry)
+    scale = geometry.side_mm * px_per_mm / geometry.imgsz
     lab, spread, mean = inner_lab(patches, length / scale, width / scale, inner)
     if track_ids is None:
         track_ids = np.zeros(n, int)
@@ -253,7 +191,8 @@ def inner_lab(patches: np.ndarray, length_px: np.ndarray, width_px: np.ndarray,
     part = np.ascontiguousarray(patches[:, y0:y1, x0:x1])
     h, w = part.shape[1:3]
     lab = cv2.cvtColor(part.reshape(n * h, w, 3), cv2.COLOR_BGR2LAB).reshape(n, h * w, 3)
-    q25, q50, q75 = np.percentile(lab, [25, 50, 75], axis=1)
+    quartiles = (25, 50, 75)
+    q25, q50, q75 = np.percentile(lab, quartiles, axis=1)
     return q50.astype(np.float32), (q75 - q25).astype(np.float32), lab.mean(axis=1).astype(np.float32)
 
 
@@ -274,8 +213,8 @@ def space_grid(quads_px: np.ndarray, part: tuple[float, float], grid: tuple[int,
     return c[:, None, None, :] + gl * axis[:, None, None, :] + gw * nrm[:, None, None, :]
 
 
-def inner_mean_lab(board_norm: np.ndarray, quads_px: np.ndarray, inner: tuple[float, float] = INNER,
-                   grid: tuple[int, int] = (17, 7)) -> np.ndarray:
+def inner_mean_lab(board_norm: np.ndarray, quads_px: np.ndarray, inner: tuple[float, float] = SampleSettings().inner,
+                   grid: tuple[int, int] = SampleSettings().inner_grid) -> np.ndarray:
     """(N, 3) mean Lab over a grid of points on each quad's central part (`inner`: fractions of its
     length and width), the same part `crop_spaces` measures, without cutting whole patches."""
     n = len(quads_px)
@@ -293,152 +232,6 @@ def paint_spaces(board_norm: np.ndarray, quads_px: np.ndarray, bgr: np.ndarray) 
     shown as their bare print, whatever stands on them."""
     out = board_norm.copy()
     for quad, colour in zip(np.asarray(quads_px, float), np.asarray(bgr, float)):
-        cv2.fillConvexPoly(out, np.round(quad * 16).astype(np.int32), tuple(float(c) for c in colour), cv2.LINE_AA, 4)
+        cv2.fillConvexPoly(out, np.round(quad * (1 << QUAD_SHIFT)).astype(np.int32), tuple(float(c) for c in colour),
+                           cv2.LINE_AA, QUAD_SHIFT)
     return out
-
-
-def align_to_reference(board_norm: np.ndarray, reference_norm: np.ndarray, px_per_mm: float,
-                       work_px_per_mm: float = 0.5) -> tuple[np.ndarray, float]:
-    """Warp `board_norm` onto `reference_norm` (same frame, both light-normalised) by the homography
-    that best matches their map drawings (ECC on a small grey copy). Returns (warped board, ECC score);
-    the board unchanged and score 0 when no match is found.
-
-    Why: corners found a few millimetres off move every space a little; the empty reference of the
-    same board is the best ruler to put each space back exactly where it was measured.
-    """
-    h, w = reference_norm.shape[:2]
-    f = work_px_per_mm / px_per_mm
-    small = lambda im: cv2.GaussianBlur(  # noqa: E731
-        cv2.cvtColor(cv2.resize(im, (int(w * f), int(h * f)), interpolation=cv2.INTER_AREA),
-                     cv2.COLOR_BGR2GRAY).astype(np.float32), (3, 3), 0)
-    a, b = small(reference_norm), small(board_norm)
-    warp = np.eye(3, dtype=np.float32)
-    try:
-        score, warp = cv2.findTransformECC(a, b, warp, cv2.MOTION_HOMOGRAPHY,
-                                           (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, 60, 1e-5), None, 5)
-    except cv2.error:
-        return board_norm, 0.0
-    s = np.diag([f, f, 1.0])
-    full = np.linalg.inv(s) @ warp.astype(np.float64) @ s  # reference px -> board px
-    # A sane correction moves nothing by more than ~8 mm.
-    pts = np.array([[0, 0, 1], [w, 0, 1], [w, h, 1], [0, h, 1]], float).T
-    moved = full @ pts
-    moved = moved[:2] / moved[2]
-    if np.abs(moved - pts[:2]).max() > 8 * px_per_mm:
-        return board_norm, 0.0
-    out = cv2.warpPerspective(board_norm, full, (w, h), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
-                              borderMode=cv2.BORDER_REPLICATE)
-    return out, float(score)
-
-
-@dataclass(frozen=True)
-class SpaceChange:
-    """How each space differs from its own empty look (see `change_features`)."""
-
-    d50: np.ndarray  # (N,) median per-pixel Lab distance (glare taken out)
-    d75: np.ndarray  # (N,) its 75th percentile
-    changed_share: np.ndarray  # (N,) share of the pixels that changed (distance > CHANGED)
-    changed_lab: np.ndarray  # (N, 3) median Lab of the changed pixels (of all pixels if none changed)
-
-
-CHANGED = 20.0  # Lab distance from the empty reference above which a pixel has changed
-
-
-def change_features(board_norm: np.ndarray, reference_norm: np.ndarray, quads_px: np.ndarray,
-                    inner: tuple[float, float] = (0.85, 0.7), shift_px: int = 2) -> SpaceChange:
-    """How much each space differs from its empty reference, pixel by pixel over its inner part, at
-    the shift (up to `shift_px`, what alignment leaves) that makes it differ least; and the colour of
-    what changed: a car that covers half its space shows as half the pixels changed, in its colour."""
-    pts = space_grid(quads_px, inner, (15, 7))
-    n = len(pts)
-    xs = np.clip(np.round(pts[..., 0]).astype(int), shift_px, board_norm.shape[1] - 1 - shift_px).reshape(n, -1)
-    ys = np.clip(np.round(pts[..., 1]).astype(int), shift_px, board_norm.shape[0] - 1 - shift_px).reshape(n, -1)
-
-    def lab_at(img, yy, xx):
-        px = img[yy, xx].reshape(-1, 1, 3)
-        return cv2.cvtColor(px, cv2.COLOR_BGR2LAB).reshape(yy.shape + (3,)).astype(np.float32)
-
-    ref = lab_at(reference_norm, ys, xs)
-    toward_white = np.array([255.0, 128.0, 128.0], np.float32) - ref
-    white_norm2 = np.maximum((toward_white ** 2).sum(-1), 1.0)
-    m = ys.shape[1]
-    best = np.full(n, np.inf, np.float32)
-    d75 = np.zeros(n, np.float32)
-    best_obs = np.zeros((n, m, 3), np.float32)
-    best_dist = np.zeros((n, m), np.float32)
-    for dy in range(-shift_px, shift_px + 1):
-        for dx in range(-shift_px, shift_px + 1):
-            obs = lab_at(board_norm, ys + dy, xs + dx)
-            diff = obs - ref
-            # Glare mixes the printed colour with the light's white: take that part out (only
-            # towards white, never darker), since a glossy print catches it and stays a print.
-            alpha = np.clip((diff * toward_white).sum(-1) / white_norm2, 0.0, 1.0)
-            dist = np.linalg.norm(diff - alpha[..., None] * toward_white, axis=-1)
-            d = np.sort(dist, axis=1)
-            better = d[:, m // 2] < best
-            best[better] = d[better, m // 2]
-            d75[better] = d[better, (3 * m) // 4]
-            best_obs[better] = obs[better]
-            best_dist[better] = dist[better]
-    changed = best_dist > CHANGED
-    share = changed.mean(axis=1)
-    changed_lab = np.median(best_obs, axis=1)
-    for k in np.flatnonzero(changed.any(axis=1)):
-        changed_lab[k] = np.median(best_obs[k][changed[k]], axis=0)
-    return SpaceChange(best, d75, share.astype(np.float32), changed_lab)
-
-
-def register_to_template(board_norm: np.ndarray, quads_px: np.ndarray, px_per_mm: float,
-                         work_px_per_mm: float = 1.0, max_shift_mm: float = 8.0) -> tuple[np.ndarray, float]:
-    """Where the template's spaces really are on a light-normalised flattened board.
-
-    Corners found a few millimetres off (a rounded or worn board corner, a hand-clicked one) move
-    every space a little, by a homography (a wrong corner flattens the board through a slightly wrong
-    one). The spaces, and the cars on them, stand out from the paper, so the image
-    of "how far from paper grey" is matched (ECC, homography) to an image of the template's filled
-    quads over the map area. Returns (the quads moved onto the board, ECC score); the quads
-    unchanged and 0.0 when the match fails or would move anything more than `max_shift_mm`.
-    """
-    quads_px = np.asarray(quads_px, dtype=float)
-    h, w = board_norm.shape[:2]
-    f = work_px_per_mm / px_per_mm
-    sw, sh = int(round(w * f)), int(round(h * f))
-    small = cv2.resize(board_norm, (sw, sh), interpolation=cv2.INTER_AREA)
-    # Board pixel -> working pixel, pixel centres kept (as resize maps them): x' = (x + 0.5) f - 0.5.
-    # Scaling by f alone put the template half a board pixel off the board it is matched to, which
-    # the match then took for a true shift (0.35 mm off at 1 px/mm, 1 mm at 0.5).
-    to_work = np.array([[sw / w, 0.0, 0.5 * sw / w - 0.5], [0.0, sh / h, 0.5 * sh / h - 0.5], [0.0, 0.0, 1.0]])
-    lab = cv2.cvtColor(small, cv2.COLOR_BGR2LAB).astype(np.float32)
-    paper = np.array([199.0, 128.0, 128.0], np.float32)
-    feat = np.minimum(np.linalg.norm(lab - paper, axis=-1), 60.0)
-    tmpl = np.zeros((sh, sw), np.float32)
-    for q in quads_px * to_work[[0, 1], [0, 1]] + to_work[:2, 2]:
-        cv2.fillConvexPoly(tmpl, np.round(q * 4).astype(np.int32), 60.0, cv2.LINE_AA, 2)
-    feat = cv2.GaussianBlur(feat, (0, 0), 1.5)
-    tmpl = cv2.GaussianBlur(tmpl, (0, 0), 1.5)
-    mask = np.zeros((sh, sw), np.uint8)
-    b = int(round(BORDER_MM * work_px_per_mm))
-    mask[b:sh - b, b:sw - b] = 255
-    warp = np.eye(3, 3, dtype=np.float32)
-    try:
-        score, warp = cv2.findTransformECC(tmpl, feat, warp, cv2.MOTION_HOMOGRAPHY,
-                                           (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, 40, 1e-4), mask, 5)
-    except cv2.error:
-        return quads_px, 0.0
-    full = np.linalg.inv(to_work) @ warp.astype(np.float64) @ to_work  # the match, in board pixels
-    moved = cv2.perspectiveTransform(quads_px.reshape(-1, 1, 2), full).reshape(quads_px.shape)
-    if np.abs(moved - quads_px).max() > max_shift_mm * px_per_mm:
-        return quads_px, 0.0
-    return moved, float(score)
-
-
-def warp_quads_frame(board: np.ndarray, quads_from: np.ndarray, quads_to: np.ndarray) -> np.ndarray:
-    """The board warped (affine, least squares over all quad corners) so points at `quads_from`
-    land on `quads_to`: puts an image into the template's frame once its spaces were found."""
-    src = np.asarray(quads_from, float).reshape(-1, 2)
-    dst = np.asarray(quads_to, float).reshape(-1, 2)
-    a = np.hstack([dst, np.ones((len(dst), 1))])
-    m, *_ = np.linalg.lstsq(a, src, rcond=None)  # dst -> src (inverse map for warpAffine)
-    h, w = board.shape[:2]
-    return cv2.warpAffine(board, m.T, (w, h), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
-                          borderMode=cv2.BORDER_REPLICATE)

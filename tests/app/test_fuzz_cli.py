@@ -21,8 +21,8 @@ import cv2
 import numpy as np
 import pytest
 
+from calibration.template import FLAT_PX_PER_MM as PX_PER_MM
 from calibration.user import Calibration, EmptyView
-from vision.read import PX_PER_MM
 from vision.rectify import flattened_size
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -14,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from calibration.template import FLAT_PX_PER_MM as PX_PER_MM
 from calibration.user import MAX_VIEWS, N_SPACES, Calibration, CalibrationError, EmptyView, load_calibration
-from vision.read import PX_PER_MM
 from vision.rectify import flattened_size
 
 W, H = flattened_size(PX_PER_MM)

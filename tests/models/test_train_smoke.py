@@ -41,7 +41,7 @@ def test_smoke_training_exports_a_model_the_reader_loads(tmp_path):
     # Training saw patches of every kind.
     assert sum(config["patches"]["train"].values()) > 100
 
-    from vision.classify import load_classifier
+    from vision.evidence.net import load_classifier
 
     clf = load_classifier(str(onnx))
     patches = np.random.default_rng(0).integers(0, 255, (5, 64, 64, 3), dtype=np.uint8)
@@ -111,7 +111,7 @@ def test_smoke_fine_tune_on_real_photos_leaving_one_state_out(tmp_path, fake_rea
     reader cuts from DIR's photos (state A's left out) and on 40 patches of the other photos' cars laid
     on the empty board, its config naming what was left out and what was pasted from; the reader
     takes it through TTR_SPACE_MODEL."""
-    from vision.classify import default_model_paths
+    from vision.evidence.net import default_model_paths
 
     if not default_model_paths()[0].exists():
         pytest.skip("no packaged model to fine-tune")
@@ -138,7 +138,7 @@ def test_smoke_fine_tune_on_real_photos_leaving_one_state_out(tmp_path, fake_rea
     assert sorted(p.name for p in out.iterdir()) == ["space_classifier.json", "space_classifier.onnx"]
     # The reader reads with it when TTR_SPACE_MODEL names it.
     env = dict(os.environ, TTR_SPACE_MODEL=str(out / "space_classifier.onnx"))
-    code = "from vision.read import Reader; print(Reader().classifier.config.raw['real']['leave_out'])"
+    code = "from vision.read import Reader; print(Reader().net.config.raw['real']['leave_out'])"
     rr = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env,
                         cwd=tmp_path)
     assert rr.returncode == 0, rr.stderr[-2000:]

@@ -50,3 +50,14 @@ def run_with_stderr_on_a_terminal(args: list[str], cwd, timeout: float = 300) ->
         err += chunk
     os.close(master)
     return proc.returncode, out, err.decode(errors="replace")
+
+
+def read_tracks(space_loglik, space_glare=None, decide=None, doubt=None):
+    """The reader's decision and doubt (`vision.decide.decide_tracks`) on per-track space evidence:
+    its 100 TrackReadings."""
+    from scoring.board import load_board
+    from vision.decide import decide_tracks
+    from vision.settings import DecideSettings, DoubtSettings
+
+    return decide_tracks(space_loglik, load_board(), space_glare=space_glare, cfg=decide or DecideSettings(),
+                         doubt=doubt or DoubtSettings())[1]

@@ -1,8 +1,9 @@
 """A calibration only helps (issue 13, item 5): the reader uses a calibration's empty view only on a
-photo whose light and frame it fits (vision.read.CalibrationConfig), and reads any other photo as it
+photo whose light and frame it fits (vision.settings.CalibrationGate), and reads any other photo as it
 would without one, saying so. Boards are the renderer's, flattened (one print run per seed: the
 same seed gives the same print, with or without cars); real photos only when ../shared is present."""
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import cv2
@@ -11,8 +12,10 @@ import pytest
 
 from scoring.board import load_board
 from vision.calibrate import fit_calibration, fit_from_flattened
-from vision.read import CalibrationConfig, CalibrationMatch, Reader, ReaderConfig
-from vision.reading import CALIBRATION_SET_ASIDE, BoardLocation
+from vision.evidence.change import CalibrationMatch
+from vision.read import BoardView, Reader
+from vision.reading import CALIBRATION_SET_ASIDE
+from vision.settings import CalibrationGate, ReaderSettings
 from vision.synth.positions import random_position
 from vision.synth.render import render_flat_board
 
@@ -49,20 +52,24 @@ def readers():
     return plain, Reader(cal)
 
 
+def _trace(reader, flat):
+    return reader.trace_view(BoardView.of_flattened(flat, OVERHEAD))
+
+
 def _owners(reader, flat):
-    return [t.owner for t in reader.decide(reader.evidence(flat, OVERHEAD))]
+    return [t.owner for t in _trace(reader, flat).tracks]
 
 
 def test_a_calibration_in_other_light_is_set_aside_and_the_reading_is_as_without(readers, claims):
     plain, calibrated = readers
     for flat in (_poor_colour_light(_board(claims)), _poor_colour_light(_board({}))):
-        ev = calibrated.evidence(flat, OVERHEAD)
-        assert ev.calibration is not None and not ev.calibration.used
-        assert ev.calibration.false_share > CalibrationConfig().max_false_change
-        base = plain.evidence(flat, OVERHEAD)
-        assert np.array_equal(ev.loglik, base.loglik)  # the same evidence, so the same reading
-        assert [t.owner for t in calibrated.decide(ev)] == _owners(plain, flat)
-    reading = calibrated.read_flattened(flat, BoardLocation(np.zeros((4, 2)), 0, 1.0))
+        tr = _trace(calibrated, flat)
+        assert tr.calibration is not None and not tr.calibration.used
+        assert tr.calibration.false_share > CalibrationGate().max_false_change
+        base = _trace(plain, flat)
+        assert np.array_equal(tr.evidence.loglik, base.evidence.loglik)  # the same evidence, so the same reading
+        assert [t.owner for t in tr.tracks] == [t.owner for t in base.tracks]
+    reading = tr.reading
     assert any(getattr(w, "code", "") == CALIBRATION_SET_ASIDE and "read without it" in str(w) and "other light" in str(w)
                for w in reading.warnings)
 
@@ -70,19 +77,19 @@ def test_a_calibration_in_other_light_is_set_aside_and_the_reading_is_as_without
 def test_a_calibration_in_the_same_light_is_used(readers, claims):
     plain, calibrated = readers
     flat = _board(claims)
-    ev = calibrated.evidence(flat, OVERHEAD)
-    assert ev.calibration.used and ev.calibration.judged >= 20
-    assert ev.calibration.false_share <= CalibrationConfig().max_false_change
-    assert not np.array_equal(ev.loglik, plain.evidence(flat, OVERHEAD).loglik)  # it adds evidence
+    tr = _trace(calibrated, flat)
+    assert tr.calibration.used and tr.calibration.judged >= 20
+    assert tr.calibration.false_share <= CalibrationGate().max_false_change
+    assert not np.array_equal(tr.evidence.loglik, _trace(plain, flat).evidence.loglik)  # it adds evidence
+    assert "change" in tr.evidence.sources
     owner = {tid: p for p, ids in claims.items() for tid in ids}
-    right = sum(t.owner == owner.get(t.track_id) for t in calibrated.decide(ev))
+    right = sum(t.owner == owner.get(t.track_id) for t in tr.tracks)
     assert right >= sum(o == owner.get(i) for i, o in enumerate(_owners(plain, flat)))
-    reading = calibrated.read_flattened(flat, BoardLocation(np.zeros((4, 2)), 0, 1.0))
-    assert not any("calibration" in str(w) for w in reading.warnings)
+    assert not any("calibration" in str(w) for w in tr.reading.warnings)
     # The calibration's own empty board: nothing read, the view used.
-    ev = calibrated.evidence(_board({}), OVERHEAD)
-    assert ev.calibration.used and ev.calibration.false_change == 0
-    assert not any(t.owner for t in calibrated.decide(ev))
+    tr = _trace(calibrated, _board({}))
+    assert tr.calibration.used and tr.calibration.false_change == 0
+    assert not any(t.owner for t in tr.tracks)
 
 
 def test_the_gate_follows_its_settings(readers, claims):
@@ -90,12 +97,12 @@ def test_the_gate_follows_its_settings(readers, claims):
     the gate is opened; a crowded board with too few sure-empty spaces is read without."""
     _, calibrated = readers
     flat = _poor_colour_light(_board(claims))
-    opened = Reader(calibrated.calibration, config=ReaderConfig(
-        calibration=CalibrationConfig(max_false_change=1.0, min_judged_spaces=0)))
-    assert opened.evidence(flat, OVERHEAD).calibration.used
-    strict = Reader(calibrated.calibration, config=ReaderConfig(
-        calibration=CalibrationConfig(min_judged_spaces=310)))
-    m = strict.evidence(_board(claims), OVERHEAD).calibration
+    opened = Reader(calibrated.calibration, settings=replace(
+        ReaderSettings(), calibration=CalibrationGate(max_false_change=1.0, min_judged_spaces=0)))
+    assert _trace(opened, flat).calibration.used
+    strict = Reader(calibrated.calibration, settings=replace(
+        ReaderSettings(), calibration=CalibrationGate(min_judged_spaces=310)))
+    m = _trace(strict, _board(claims)).calibration
     assert m.verdict == "too few empty" and m.judged < 310 and "too full" in str(m.warning())
 
 

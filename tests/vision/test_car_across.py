@@ -1,20 +1,20 @@
 """A car lies anywhere across its space: the colour evidence measures it at places across the space
-(vision.read.Reader._colour_loglik, ReaderConfig.car_across_steps), and the renderer can lay cars
+(vision.spaces.sample_spaces, SampleSettings.car_across_steps), and the renderer can lay cars
 the way careless hands do (vision.synth.trains.Hands)."""
 from __future__ import annotations
 
 from dataclasses import replace
-from functools import lru_cache
 
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scoring.board import load_board
-from vision.classify import CAR_LAB, PRINTED_LAB, ColourModel
-from vision.read import Reader, ReaderConfig
+from vision.evidence.colour import ColourModel
+from vision.read import Reader
 from vision.reading import SPACE_CLASSES
-from vision.spaces import INNER
+from vision.settings import ColourSettings, ReaderSettings, SampleSettings
+from vision.spaces import across_steps
 from vision.synth.board_art import _space_frame
 from vision.synth.positions import random_position
 from vision.synth.render import default_model, render_photo
@@ -46,8 +46,8 @@ def test_sloppy_hands_lay_cars_off_their_spaces():
 def test_a_car_beside_the_middle_of_its_space_is_found_where_it_shows():
     # A gray space whose middle shows a green car's dark, shadowed side and whose side shows the car.
     shadowed = np.array([42.0, 128.0, 130.0])
-    lit = np.array(CAR_LAB["green"])
-    gray = np.array(PRINTED_LAB["gray"])
+    lit = np.array(dict(ColourSettings().car_lab)["green"])
+    gray = np.array(dict(ColourSettings().printed_lab)["gray"])
     lab = np.stack([shadowed, gray])  # two spaces of one track: the second empty
     model = ColourModel()
     middle_only = model.loglik(lab, ["gray", "gray"], np.array([0, 1]))
@@ -69,7 +69,7 @@ def test_the_reader_reads_sloppy_cars_at_least_as_well_when_it_looks_across():
         photos.append((render_photo(rng, claims, (1600, 1200), hands=SLOPPY).image_bgr, owner))
     rights = {}
     for steps in (0, 2):
-        reader = Reader(config=replace(ReaderConfig(), car_across_steps=steps))
+        reader = Reader(settings=replace(ReaderSettings(), sample=SampleSettings(car_across_steps=steps)))
         rights[steps] = sum(t.owner == owner.get(t.track_id)
                             for image, owner in photos for t in reader.read(image).tracks)
     assert rights[2] >= rights[0]
@@ -79,18 +79,13 @@ def test_the_reader_reads_sloppy_cars_at_least_as_well_when_it_looks_across():
 @settings(max_examples=60, deadline=None)
 @given(st.floats(0.05, 8.0))
 def test_the_places_across_are_never_closer_than_a_pixel_of_the_photo(seen_px_per_mm):
-    reader = _reader()
-    reach = 0.5 - INNER[1] / 2
-    steps = reader._across_steps(reach, seen_px_per_mm)
-    reach_px = reach * reader.space_width_mm * seen_px_per_mm
-    assert 0 <= steps <= reader.config.car_across_steps
+    most = SampleSettings().car_across_steps
+    reach_mm = 1.3  # a car's reach across its space: (0.5 - 0.35 / 2) of its 7.5 mm or so
+    steps = across_steps(reach_mm, seen_px_per_mm, most)
+    reach_px = reach_mm * seen_px_per_mm
+    assert 0 <= steps <= most
     if steps:
         assert reach_px / steps >= 1.0  # neighbouring places at least a photo pixel apart
-    if steps < reader.config.car_across_steps:
+    if steps < most:
         assert reach_px / (steps + 1) < 1.0  # and as many of them as that allows
-    assert reader._across_steps(reach, None) == reader.config.car_across_steps
-
-
-@lru_cache(maxsize=1)
-def _reader() -> Reader:
-    return Reader()
+    assert across_steps(reach_mm, None, most) == most

@@ -1,9 +1,13 @@
-"""Colour evidence per space (vision.classify.ColourModel): empty print, cars, a car covering part of
+"""Colour evidence per space (vision.evidence.colour.ColourModel): empty print, cars, a car covering part of
 its space, and a shadow that is not a car."""
 import numpy as np
 
-from vision.classify import CAR_LAB, PRINTED_LAB, ColourModel, ColourModelConfig, EmptyReference
+from vision.evidence.colour import ColourModel, EmptyReference
 from vision.reading import SPACE_CLASSES
+from vision.settings import ColourSettings
+
+CAR_LAB = dict(ColourSettings().car_lab)
+PRINTED_LAB = dict(ColourSettings().printed_lab)
 
 GRAY_PRINT = np.array([160.0, 128.0, 126.0])
 
@@ -19,7 +23,7 @@ def read(lab, lab_car=None, isolated=None, n_tracks=12):
     iso = np.zeros(n_tracks, bool)
     if isolated is not None:
         iso[0] = isolated
-    ref = EmptyReference(np.tile(GRAY_PRINT, (n_tracks, 1)), None, "test")
+    ref = EmptyReference(np.tile(GRAY_PRINT, (n_tracks, 1)))
     ll = ColourModel().loglik(labs, ["gray"] * n_tracks, np.arange(n_tracks), ref, cars, iso)
     return [SPACE_CLASSES[i] for i in ll.argmax(axis=1)]
 
@@ -78,7 +82,7 @@ def test_under_glare_a_car_may_be_washed_with_white_and_the_space_says_nothing_o
     plain = model.loglik(labs, ["red"] * n, np.arange(n))
     under = model.loglik(labs, ["red"] * n, np.arange(n), glare=glare)
     black = SPACE_CLASSES.index("black")
-    matt = ColourModel(ColourModelConfig(car_sheen=False))  # cars washed with white only under glare
+    matt = ColourModel(ColourSettings(car_sheen=False))  # cars washed with white only under glare
     matt_plain = matt.loglik(labs, ["red"] * n, np.arange(n))
     matt_under = matt.loglik(labs, ["red"] * n, np.arange(n), glare=glare)
     assert matt_under[4, black] - matt_under[4, 0] > matt_plain[4, black] - matt_plain[4, 0] + 1.0
@@ -126,4 +130,4 @@ def test_a_glossy_black_car_is_not_taken_for_glared_print():
         ll = ColourModel(cfg).loglik(labs, ["black"] * len(labs), tracks)[tracks == 2]
         return ll[:, black].sum() - ll[:, 0].sum()
 
-    assert glossy_margin(ColourModelConfig(car_sheen=True)) > glossy_margin(ColourModelConfig(car_sheen=False)) + 3
+    assert glossy_margin(ColourSettings(car_sheen=True)) > glossy_margin(ColourSettings(car_sheen=False)) + 3

@@ -2,21 +2,21 @@
 space, calibrated; the rules make no reading surer; a doubtful track says why in one short line."""
 import numpy as np
 import pytest
+from ttr_testing import read_tracks
 
 from scoring.board import load_board
-from vision.decide import (
+from vision.decide.doubt import (
     CAR_OR_NOT,
     DOUBT_KINDS,
     OWN_PRINT,
     TWO_COLOURS,
-    DecideConfig,
     contest_kind,
-    decide_tracks,
     doubt_chance,
-    player_index,
+    doubt_warnings,
 )
-from vision.read import doubt_warnings
+from vision.decide.rules import player_index
 from vision.reading import DOUBTFUL_TRACKS, SPACE_CLASSES
+from vision.settings import DoubtSettings
 
 BOARD = load_board()
 SINGLES = [t for t in BOARD.tracks if BOARD.double_of(t) is None]
@@ -39,7 +39,7 @@ def single(colour: str, length: int):
 
 def test_clear_evidence_is_sure_and_says_nothing():
     owners = {single("gray", 4).id: "red", single("gray", 2).id: "blue"}
-    r = decide_tracks(evidence(owners))
+    r = read_tracks(evidence(owners))
     assert not any(t.doubtful for t in r)
     assert all(t.confidence >= 0.99 and t.reason == "" for t in r)
 
@@ -50,8 +50,8 @@ def test_a_track_whose_spaces_disagree_is_doubtful_and_says_so():
     ll[t.id][:] = 0.0
     ll[t.id][:2, player_index("red")] = 8.0  # two spaces show red cars ...
     ll[t.id][2:, 0] = 7.0  # ... two look empty: red ahead by 1 (tempered), 0.25 a space
-    r = decide_tracks(ll)[t.id]
-    assert r.owner == "red" and r.doubtful and r.confidence < DecideConfig().doubt_below
+    r = read_tracks(ll)[t.id]
+    assert r.owner == "red" and r.doubtful and r.confidence < DoubtSettings().below
     assert r.reason == "2 of 4 spaces look empty: a car off its space?"
 
 
@@ -61,7 +61,7 @@ def test_two_close_colours_are_doubtful_with_the_colours_named():
     ll[t.id][:] = 0.0
     ll[t.id][:, player_index("green")] = 6.0
     ll[t.id][:, player_index("black")] = 5.5
-    r = decide_tracks(ll)[t.id]
+    r = read_tracks(ll)[t.id]
     assert r.owner == "green" and r.doubtful
     assert r.reason == "two colours close: green cars and black cars look alike in this photo"
 
@@ -72,7 +72,7 @@ def test_cars_on_print_of_their_own_colour_are_doubtful_with_that_reason():
     ll[t.id][:] = 0.0
     ll[t.id][:, 0] = 6.0
     ll[t.id][:, player_index("yellow")] = 5.0  # empty ahead by 2 over the track: 0.5 a space
-    r = decide_tracks(ll)[t.id]
+    r = read_tracks(ll)[t.id]
     assert r.owner is None and r.doubtful
     assert r.reason == "yellow cars on a yellow track look like the print: is it nobody or yellow cars?"
 
@@ -92,7 +92,7 @@ def test_the_car_bound_makes_no_reading_surer():
     ll[x.id][:] = 0.0
     ll[x.id][:, player_index("green")] = 3.0
     ll[x.id][:, player_index("black")] = 2.0
-    r = decide_tracks(ll)
+    r = read_tracks(ll)
     assert r[x.id].owner == "black"
     assert r[x.id].doubtful and r[x.id].confidence < 0.5
     assert r[x.id].reason == ("the photo looks more like green cars; the rules (48 cars a colour, doubles) "
@@ -105,7 +105,7 @@ def test_every_doubtful_track_says_why_in_one_short_line(seed):
     rng = np.random.default_rng(seed)
     owners = {int(i): str(rng.choice(["red", "blue", "green", "yellow", "black"]))
               for i in rng.choice(100, 40, replace=False)}
-    r = decide_tracks(evidence(owners, strength=1.5, noise=1.5, seed=seed))
+    r = read_tracks(evidence(owners, strength=1.5, noise=1.5, seed=seed))
     assert any(t.doubtful for t in r)
     for t in r:
         assert 0.0 <= t.confidence <= 1.0
@@ -124,14 +124,14 @@ def test_the_json_keeps_its_fields_and_adds_the_reason():
     ll = evidence({})
     ll[t.id][:2, player_index("red")] = 8.0
     ll[t.id][2:, 0] = 7.0
-    for r in decide_tracks(ll):
+    for r in read_tracks(ll):
         d = r.to_dict()
         assert set(d) == {"a", "b", "color", "length", "owner", "confidence", "doubtful", "reason"}
         assert d["reason"] == r.reason
 
 
 def test_the_chance_of_a_wrong_reading_falls_with_the_margin_per_space():
-    cfg = DecideConfig()
+    cfg = DoubtSettings()
     for kind in range(len(DOUBT_KINDS)):
         chances = [doubt_chance(m, 4, kind, cfg) for m in np.linspace(-2, 12, 15)]
         assert all(a > b for a, b in zip(chances, chances[1:]))
@@ -158,7 +158,7 @@ def test_an_empty_lane_as_red_as_its_claimed_neighbour_asks_which_lane_the_cars_
     ll = evidence({i: "red", single("gray", 2).id: "blue"})
     ll[j][:] = 0.0
     ll[j][:, player_index("red")] = ll[i][:, player_index("red")] - 1.0  # nearly as red as lane i
-    r = decide_tracks(ll)
+    r = read_tracks(ll)
     assert r[i].owner == "red" and r[j].owner is None
     assert r[j].doubtful and r[i].doubtful  # the red cars may be on either lane
     assert r[j].reason == "the red cars of the next lane may sit on this one"
@@ -175,18 +175,18 @@ def test_which_of_two_alike_lanes_holds_the_cars_is_no_doubt_about_the_reading()
     ll = evidence({i: "red", single("gray", 2).id: "blue"})
     ll[j][:] = 0.0
     ll[j][:, player_index("red")] = ll[i][:, player_index("red")] - 1.0  # nearly as red as lane i
-    r = decide_tracks(ll)
+    r = read_tracks(ll)
     assert sorted(str(r[k].owner) for k in (i, j)) == ["None", "red"]
     assert not r[i].doubtful and not r[j].doubtful
     # The doubt that remains is about the claim: red cars or none on the double at all.
     ll[i][:, 0] = ll[i][:, player_index("red")] - 0.5
     ll[j][:, 0] = ll[j][:, player_index("red")] + 0.5
-    r = decide_tracks(ll)
+    r = read_tracks(ll)
     assert r[i].doubtful or r[j].doubtful
 
 
 def test_a_track_under_glare_is_held_to_the_glare_confidence_and_says_glare():
-    cfg = DecideConfig()
+    cfg = DoubtSettings()
     owners = {single("gray", 4).id: "red"}
     ll = evidence(owners)
     glare = [np.zeros(t.length, bool) for t in BOARD.tracks]
@@ -196,8 +196,8 @@ def test_a_track_under_glare_is_held_to_the_glare_confidence_and_says_glare():
     glare[empty.id][:] = True
     half = single("gray", 6)
     glare[half.id][:2] = True  # two of six spaces: not under glare
-    plain = decide_tracks(ll)
-    r = decide_tracks(ll, space_glare=glare)
+    plain = read_tracks(ll)
+    r = read_tracks(ll, space_glare=glare)
     for tid in list(owners) + [empty.id]:
         assert plain[tid].confidence > cfg.glare_confidence and not plain[tid].doubtful
         assert r[tid].confidence == cfg.glare_confidence and r[tid].doubtful
@@ -216,6 +216,6 @@ def test_under_glare_a_track_the_evidence_already_doubts_keeps_its_own_reason():
     ll[t.id][:2, player_index("red")] = 8.0
     ll[t.id][2:, 0] = 7.0
     glare = [np.ones(x.length, bool) for x in BOARD.tracks]
-    plain, r = decide_tracks(ll)[t.id], decide_tracks(ll, space_glare=glare)[t.id]
-    assert plain.confidence < DecideConfig().glare_confidence
+    plain, r = read_tracks(ll)[t.id], read_tracks(ll, space_glare=glare)[t.id]
+    assert plain.confidence < DoubtSettings().glare_confidence
     assert r.confidence == plain.confidence and r.reason == plain.reason

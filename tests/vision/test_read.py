@@ -11,12 +11,15 @@ import numpy as np
 import pytest
 
 from scoring.board import load_board
+from vision.evidence.change import align_to_reference, change_features
+from vision.light import normalise_light
 from vision.rectify import BOARD_MM
-from vision.spaces import (PAPER_LEVEL, CropGeometry, align_to_reference, change_features, crop_spaces,
-                           normalise_light, paint_spaces, space_frames)
+from vision.settings import LightSettings
+from vision.spaces import CropGeometry, crop_spaces, paint_spaces, space_frames
 
 BOARD = load_board()
 PPM = 2.0
+PAPER_LEVEL = LightSettings().paper_level
 REAL_DEV = Path(os.environ.get("TTR_REAL_DEV", Path(__file__).resolve().parents[3] / "shared" / "real" / "dev"))
 
 
@@ -71,7 +74,7 @@ def test_paint_spaces_fills_each_quad_in_its_colour_and_leaves_the_rest():
 def test_light_map_is_each_cells_paper_percentile(seed):
     """The light map's cells hold the 80th percentile of their paper pixels, per channel, exactly as
     np.percentile gives it; a cell with too little paper takes the board-wide value."""
-    from vision.spaces import light_map
+    from vision.light import light_map
 
     rng = np.random.default_rng(seed)
     h, w = rng.integers(90, 140), rng.integers(150, 220)
@@ -89,7 +92,7 @@ def test_light_map_is_each_cells_paper_percentile(seed):
     assert np.isnan(want[0, 0, 0])
     want[0, 0] = np.nanmedian(want.reshape(-1, 3), axis=0)
     want = cv2.GaussianBlur(want.astype(np.float32), (3, 3), 0)  # the cells are inside 0.6-1.4x: no clip
-    assert np.array_equal(light_map(img, mask), want)
+    assert np.array_equal(light_map(img, mask, (10, 15), 80.0), want)
 
 
 def test_light_normalisation_evens_out_a_gradient_and_a_colour_cast():
@@ -112,8 +115,7 @@ def test_paper_left_bright_finds_glare_the_light_normalisation_leaves():
     light): the paper around the spaces under it reads far above PAPER_LEVEL, elsewhere below the
     reader's glare level."""
     from calibration.template import load_template
-    from vision.read import ReaderConfig
-    from vision.spaces import LitBoard, paper_left_bright
+    from vision.light import LitBoard, paper_left_bright
 
     quads = np.asarray(load_template().all_spaces().quads, float) * PPM - 0.5
     h, w = round(BOARD_MM[1] * PPM), round(BOARD_MM[0] * PPM)
@@ -128,7 +130,7 @@ def test_paper_left_bright_finds_glare_the_light_normalisation_leaves():
     level = paper_left_bright(LitBoard(lit, quads, quads, PPM, 0.0))
     centre_mm = space_frames(quads)[0] / PPM
     dist = np.linalg.norm(centre_mm - glare_mm, axis=1)
-    glare = ReaderConfig().glare_paper_level
+    glare = LightSettings().glare_paper_level
     assert (dist < 30).sum() >= 4 and np.all(level[dist < 30] > glare)
     assert np.all(level[dist > 150] < glare) and np.median(level[dist > 150]) < PAPER_LEVEL
 
@@ -269,7 +271,7 @@ def test_glare_on_a_rendered_photo_makes_the_tracks_under_it_doubtful(reader):
     under = np.flatnonzero(np.linalg.norm(centres - glare_mm, axis=1) < 30)
     assert len(under) >= 2
     with_glare = reader.read(glared, "glare").tracks
-    cap = reader.config.decide.glare_confidence
+    cap = reader.settings.doubt.glare_confidence
     assert all(with_glare[i].doubtful for i in under)
     assert all(with_glare[i].reason.startswith("glare") for i in under if with_glare[i].confidence >= cap)
     assert sum(with_glare[i].reason.startswith("glare") for i in under) >= 2
@@ -354,143 +356,3 @@ def test_score_reads_the_photo_and_tallies_the_game_file(tmp_path):
     bad.write_text("{not json")
     r = _ttr("score", str(p), "--game", str(bad))
     assert r.returncode == 2 and "Traceback" not in r.stderr and r.stderr.startswith("ttr: error:")
-
-
-def test_classifier_looks_again_from_the_other_end_where_the_reading_may_turn_on_it():
-    """The classifier's answer is averaged with its answer on the half-turned patch where the print is
-    a player's colour, and where colour and the net's first look disagree on whether a car is there;
-    elsewhere one look stands."""
-    from vision.read import Reader
-
-    real = Reader().classifier
-    batches = []
-
-    class Lopsided:
-        """Says 'car' (P(empty) 0.1) for a patch brighter on its left half, 'empty' (0.9) otherwise."""
-        config, occupancy = real.config, real.occupancy
-
-        def predict(self, patches):
-            batches.append(np.array(patches))
-            left = patches[:, :, : patches.shape[2] // 2].mean(axis=(1, 2, 3))
-            right = patches[:, :, patches.shape[2] // 2:].mean(axis=(1, 2, 3))
-            p = np.zeros((len(patches), 6))
-            p[:, 0] = np.where(left > right, 0.1, 0.9)
-            p[:, 1] = 1 - p[:, 0]
-            return p
-
-    reader = Reader()
-    reader.classifier = Lopsided()
-    rng = np.random.default_rng(3)
-    n = 40
-    patches = rng.integers(0, 255, (n, 64, 64, 3)).astype(np.uint8)
-    player = np.arange(n) < 10
-    colour_ll = np.zeros((n, 6))
-    colour_ll[:, 1] = np.where(np.arange(n) % 2 == 0, 2.0, -2.0)  # colour: a car on the even spaces
-    probs = reader._classify(patches, player, colour_ll)
-
-    net_car = Lopsided().predict(patches)[:, 0] < 0.5
-    again = player | (net_car != (np.arange(n) % 2 == 0))
-    assert 10 < again.sum() < n  # the case covers both kinds of space
-    assert len(batches) == 3 and len(batches[1]) == again.sum()  # first look, second look, the check above
-    assert np.array_equal(batches[1], patches[again][:, ::-1, ::-1])  # the second look is half-turned
-    # Lopsided's two looks at a random patch are opposite: their mean is 0.5; one look stays 0.1 / 0.9.
-    assert np.allclose(probs[again, 0], 0.5)
-    assert set(np.round(probs[~again, 0], 3)) <= {0.1, 0.9}
-
-
-def test_a_lane_beside_a_claimed_lane_is_judged_again_with_that_lane_bare():
-    """Chicago-Pittsburgh is orange and black. With yellow cars on the orange lane, the black lane's
-    patch shows them; it is judged a second time with the orange lane painted in its print colour,
-    its own lane untouched. Lanes beside an empty lane, and single tracks, are judged once."""
-    from vision.read import Reader
-    from vision.synth.render import render_flat_board
-
-    orange = next(t for t in BOARD.tracks if {t.a, t.b} == {"Chicago", "Pittsburgh"} and t.color == "orange")
-    black = BOARD.double_of(orange)
-    reader = Reader()
-    real = reader.classifier
-    batches = []
-
-    class OrangeLaneClaimed:
-        """Says 'yellow car' for the orange lane's spaces on the first look at the whole board, else
-        'empty'; keeps what it saw."""
-        config, occupancy = real.config, real.occupancy
-
-        def predict(self, patches):
-            batches.append(np.array(patches))
-            p = np.zeros((len(patches), 6))
-            p[:, 0] = 0.95
-            if len(batches) == 1:
-                p[reader.track_ids == orange.id, 0] = 0.05
-            p[:, 4] = 1 - p[:, 0]  # SPACE_CLASSES: empty, red, blue, green, yellow, black
-            return p
-
-        def loglik(self, probs, *args):
-            return real.loglik(probs, *args)
-
-    reader.classifier = OrangeLaneClaimed()
-    overhead = np.array([397.0, 262.0, 700.0])  # camera over the board's middle
-    flat = render_flat_board(np.random.default_rng(5), {"yellow": [orange.id]}, camera_mm=overhead)
-    reader.evidence(flat)
-    mine = np.flatnonzero(reader.track_ids == black.id)
-    # All spaces, the player-printed ones half-turned (on this bare board colour agrees with the
-    # stand-in everywhere, so no other space is looked at again), then the black lane's spaces again,
-    # and turned.
-    assert [len(b) for b in batches] == [309, int(reader.player_printed.sum()), len(mine), len(mine)]
-
-    def yellow_share(patches):
-        lab = cv2.cvtColor(np.ascontiguousarray(patches).reshape(-1, patches.shape[2], 3), cv2.COLOR_BGR2LAB)
-        return float(((lab[..., 2] > 165) & (lab[..., 1] < 140)).mean())  # yellow, not orange
-
-    first, again = batches[0][mine], batches[2]
-    assert yellow_share(first) > 0.05  # the orange lane's yellow cars were in view
-    assert yellow_share(again) < 0.2 * yellow_share(first)  # now the orange lane shows its print
-    s = first.shape[1]
-    own = np.s_[:, s // 2 - 3:s // 2 + 3, s // 4:3 * s // 4]  # the black lane itself is untouched
-    assert np.abs(first[own].astype(int) - again[own].astype(int)).mean() < 2.0
-
-
-@pytest.mark.parametrize("neighbour_claimed, beside_looks_like, judged_again",
-                         [(True, "black", True), (True, "red", True), (False, "red", False)])
-def test_a_grey_lane_beside_a_claimed_lane_is_judged_again(neighbour_claimed, beside_looks_like, judged_again):
-    """Kansas City-Omaha is two grey lanes. Black cars on one: the other lane's patch shows them, and
-    whatever car the net then sees there (the neighbour's black, or another colour: an empty lane
-    beside black cars was read green) the lane is judged again with the claimed lane painted bare.
-    Beside an empty lane it is not."""
-    from vision.read import Reader
-    from vision.reading import SPACE_CLASSES
-    from vision.synth.render import render_flat_board
-
-    claimed = next(t for t in BOARD.tracks if {t.a, t.b} == {"Kansas City", "Omaha"})
-    other = BOARD.double_of(claimed)
-    reader = Reader()
-    real = reader.classifier
-    batches = []
-
-    class NeighbourSeen:
-        """'Black car' on the claimed lane; on the other lane, first 'empty' at 0.6 and a car of
-        `beside_looks_like` at 0.4, then (judged again) 'empty'; 'empty' elsewhere."""
-        config, occupancy = real.config, real.occupancy
-
-        def predict(self, patches):
-            batches.append(len(patches))
-            p = np.zeros((len(patches), 6))
-            p[:, 0] = 0.98
-            p[:, 5] = 0.02
-            if len(batches) == 1:
-                if neighbour_claimed:
-                    p[reader.track_ids == claimed.id] = [0.05, 0, 0, 0, 0, 0.95]
-                seen = np.zeros(6)
-                seen[0], seen[SPACE_CLASSES.index(beside_looks_like)] = 0.6, 0.4
-                p[reader.track_ids == other.id] = seen
-            return p
-
-        def loglik(self, probs, *args):
-            return real.loglik(probs, *args)
-
-    reader.classifier = NeighbourSeen()
-    claims = {"black": [claimed.id]} if neighbour_claimed else {}
-    flat = render_flat_board(np.random.default_rng(5), claims, camera_mm=np.array([397.0, 262.0, 700.0]))
-    reader.evidence(flat)
-    again = [int(np.sum(reader.track_ids == other.id))] if judged_again else []
-    assert batches == [309, int(reader.player_printed.sum())] + again

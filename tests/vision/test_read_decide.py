@@ -3,13 +3,16 @@ import numpy as np
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from ttr_testing import read_tracks
 
 from scoring.board import load_board
 from scoring.rules import CARS_IN_BOX
-from vision.decide import DecideConfig, decide_tracks, player_index, trains_used
+from vision.decide.rules import player_index, trains_used
 from vision.reading import PLAYER_COLORS, SPACE_CLASSES
+from vision.settings import DecideSettings, DoubtSettings
 
 BOARD = load_board()
+SPILL = DecideSettings().spill
 
 
 def evidence(owners: dict[int, str], strength: float = 8.0, noise: float = 0.0, seed: int = 0):
@@ -37,7 +40,7 @@ def doubles():
 
 def test_clear_evidence_is_read_as_given():
     owners = {0: "red", 5: "blue", 17: "green", 40: "yellow", 99: "black"}
-    r = decide_tracks(evidence(owners))
+    r = read_tracks(evidence(owners))
     assert {t.track_id: t.owner for t in r if t.owner} == owners
     assert not any(t.doubtful for t in r)
     assert all(t.confidence > 0.9 for t in r)
@@ -48,7 +51,7 @@ def test_one_bad_space_does_not_split_a_track():
     ll = evidence({t6.id: "blue"})
     ll[t6.id][2] = 0.0
     ll[t6.id][2, 0] = 3.0  # one space looks empty
-    r = decide_tracks(ll)
+    r = read_tracks(ll)
     assert r[t6.id].owner == "blue"
 
 
@@ -56,7 +59,7 @@ def test_one_player_per_double():
     i, j = doubles()[0]
     ll = evidence({i: "red", j: "red", 50: "blue", 60: "green", 70: "yellow"})
     ll[j][:, player_index("black")] = 8.0  # j looks as black as it looks red
-    r = decide_tracks(ll)
+    r = read_tracks(ll)
     assert r[i].owner != r[j].owner
     assert {r[i].owner, r[j].owner} == {"red", "black"}
 
@@ -66,7 +69,7 @@ def test_an_empty_lane_showing_its_neighbours_cars_stays_empty():
     ll = evidence({i: "red", 50: "blue", 60: "green", 70: "yellow"})
     ll[j][:, player_index("red")] = 5.0  # red cars of lane i spill onto lane j
     ll[j][:, player_index("black")] = 3.0
-    r = decide_tracks(ll)
+    r = read_tracks(ll)
     assert r[i].owner == "red" and r[j].owner is None
 
 
@@ -80,7 +83,7 @@ def test_both_tracks_of_a_double_need_four_players(n_players, both_kept):
         owners[others[k]] = c
     ll = evidence(owners)
     ll[i][:, player_index(colours[0])] = 12.0  # i is the surer one
-    r = decide_tracks(ll)
+    r = read_tracks(ll)
     assert r[i].owner == colours[0]
     assert (r[j].owner == colours[1]) == both_kept
     if not both_kept:
@@ -91,7 +94,7 @@ def test_no_player_over_the_car_bound():
     # Give red every single track: far over 45 trains.
     owners = {t.id: "red" for t in BOARD.tracks if BOARD.double_of(t) is None}
     ll = evidence(owners, noise=0.5, seed=3)
-    r = decide_tracks(ll)
+    r = read_tracks(ll)
     choice = np.array([0 if t.owner is None else SPACE_CLASSES.index(t.owner) for t in r])
     assert trains_used(choice, BOARD)[1] <= CARS_IN_BOX
 
@@ -99,14 +102,14 @@ def test_no_player_over_the_car_bound():
 def test_weak_evidence_is_marked_doubtful():
     ll = evidence({3: "yellow"}, strength=0.0)
     ll[3][:, player_index("yellow")] = 0.3
-    r = decide_tracks(ll, cfg=DecideConfig(doubt_below=0.9))
+    r = read_tracks(ll, doubt=DoubtSettings(below=0.9))
     assert r[3].doubtful
     assert r[3].confidence < 0.9
 
 
 def test_wrong_number_of_tracks_is_refused():
     with pytest.raises(ValueError):
-        decide_tracks(evidence({})[:50])
+        read_tracks(evidence({})[:50])
 
 
 def test_same_colour_reading_needs_more_to_be_sure():
@@ -122,7 +125,7 @@ def test_same_colour_reading_needs_more_to_be_sure():
         ll[t.id][:] = 0.0
         ll[t.id][:, 0] = 6.0
         ll[t.id][:, player_index("yellow")] = 4.0  # empty ahead by 1 a space (tempered)
-    r = decide_tracks(ll)
+    r = read_tracks(ll)
     assert r[yellow.id].owner is None and r[gray.id].owner is None
     assert r[yellow.id].doubtful and not r[gray.id].doubtful
 
@@ -143,7 +146,7 @@ def test_getting_under_the_car_bound_drops_no_more_than_needed():
     ll = evidence(owners, strength=8.0)
     ll[one.id][:, player_index("red")] = 1.0  # the weakest claim
     ll[four.id][:, player_index("red")] = 0.5  # 2.0 for the whole track: the next weakest
-    r = decide_tracks(ll)
+    r = read_tracks(ll)
     assert r[four.id].owner is None
     assert r[one.id].owner == "red"
     assert all(r[t.id].owner == "red" for t in rest)
@@ -162,7 +165,7 @@ def test_taking_back_claims_keeps_an_empty_lane_beside_its_neighbour_empty():
     ll[i][:, player_index("green")] = 3.0  # spill from the neighbour (per space; 3.0 a track after tempering)
     ll[i][:, player_index("black")] = 1.0
     ll[i][:, 0] = 0.5
-    r = decide_tracks(ll)
+    r = read_tracks(ll)
     assert r[j].owner == "green"
     assert r[i].owner is None
 
@@ -185,21 +188,21 @@ def test_a_player_seen_only_on_their_own_colour_needs_clear_evidence():
     gray = next(t for t in BOARD.tracks if t.color == "gray" and BOARD.double_of(t) is None)
     ll = evidence({})
     _lean(ll, black, "black", 1.0)
-    r = decide_tracks(ll)
+    r = read_tracks(ll)
     assert r[black.id].owner is None and r[black.id].doubtful
     # ... but it is black's once the black player is seen on a track of another colour,
     ll = evidence({gray.id: "black"})
     _lean(ll, black, "black", 1.0)
-    assert decide_tracks(ll)[black.id].owner == "black"
+    assert read_tracks(ll)[black.id].owner == "black"
     # and also alone when the evidence is clearly stronger than the prior (still doubtful).
     ll = evidence({})
     _lean(ll, black, "black", 5.0)
-    r = decide_tracks(ll)
+    r = read_tracks(ll)
     assert r[black.id].owner == "black" and r[black.id].doubtful
     # Without the prior the coin flip goes to the cars.
     ll = evidence({})
     _lean(ll, black, "black", 1.0)
-    assert decide_tracks(ll, cfg=DecideConfig(unseen_player_prior=False))[black.id].owner == "black"
+    assert read_tracks(ll, decide=DecideSettings(unseen_player_prior=False))[black.id].owner == "black"
 
 
 @settings(max_examples=40, deadline=None)
@@ -214,8 +217,8 @@ def test_the_unseen_player_prior_only_takes_back_own_colour_claims_of_unseen_pla
     ll = evidence({}, noise=0.3, seed=seed)
     for tid, colour, margin in claims:
         _lean(ll, BOARD.tracks[tid], colour, margin)
-    without = decide_tracks(ll, cfg=DecideConfig(unseen_player_prior=False))
-    with_prior = decide_tracks(ll)
+    without = read_tracks(ll, decide=DecideSettings(unseen_player_prior=False))
+    with_prior = read_tracks(ll)
     seen = {t.owner for t in without if t.owner and t.owner != t.color}
     taken_back = {a.track_id for a, b in zip(without, with_prior)
                   if a.owner != b.owner and a.owner is not None and a.owner == a.color and a.owner not in seen}
@@ -233,16 +236,16 @@ def test_a_doubles_pairs_are_scored_and_allowed_as_the_rules_say(values, rest):
     """The double's pair search (all 36 pairs at once) scores each pair as its two lanes' scores
     say, one taking its hypothesis while the other takes its own, and allows exactly the pairs the
     rules allow (never one player on both lanes; both claimed only with 4 players seen in all)."""
-    from vision.decide import _lane_score, _pair_allowed, _pair_scores
+    from vision.decide.rules import lane_score, pair_allowed, pair_scores
 
     lane_i, lane_j = np.array(values[:6]), np.array(values[6:])
-    scores = _pair_scores(lane_i, lane_j)
-    allowed = _pair_allowed(frozenset(rest))
+    scores = pair_scores(lane_i, lane_j, SPILL)
+    allowed = pair_allowed(frozenset(rest))
     k = len(SPACE_CLASSES)
     best, best_pair = -np.inf, None
     for a in range(k):
         for b in range(k):
-            assert scores[a, b] == _lane_score(lane_i, a, b) + _lane_score(lane_j, b, a)
+            assert scores[a, b] == lane_score(lane_i, a, b, SPILL) + lane_score(lane_j, b, a, SPILL)
             ok = not (a and b) or (a != b and len(rest | {a, b}) >= 4)
             assert allowed[a, b] == ok
             if ok and scores[a, b] > best:

@@ -1,10 +1,13 @@
-"""Fine registration of the template's spaces on a flattened board (vision.spaces.register_to_template)."""
+"""Fine registration of the template's spaces on a flattened board (vision.light.register_to_template)."""
+from dataclasses import replace
+
 import cv2
 import numpy as np
 
 from calibration.template import load_template
+from vision.light import normalise_light, register_to_template
 from vision.rectify import board_corners_mm
-from vision.spaces import normalise_light, register_to_template
+from vision.settings import LightSettings
 from vision.synth.render import render_flat_board
 
 PPM = 2.0
@@ -43,7 +46,7 @@ def test_a_board_flattened_right_is_matched_to_the_half_pixel():
     qp = quads * PPM - 0.5
     norm = normalise_light(flat, qp, PPM)
     for work, mean_mm, max_mm in ((1.0, 0.2, 0.4), (0.5, 0.5, 1.2)):
-        moved, score = register_to_template(norm, qp, PPM, work_px_per_mm=work)
+        moved, score = register_to_template(norm, qp, PPM, replace(LightSettings(), register_px_per_mm=work))
         err_mm = np.linalg.norm(moved - quads * PPM, axis=-1).mean(axis=1) / PPM
         assert score > 0.5
         assert err_mm.mean() < mean_mm and err_mm.max() < max_mm, (work, err_mm.mean(), err_mm.max())

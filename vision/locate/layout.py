@@ -22,9 +22,9 @@ import cv2
 import numpy as np
 
 from calibration.template import load_template
+from vision.light import BORDER_MM
 from vision.locate.config import LayoutConfig
 from vision.rectify import flatten, flattened_size
-from vision.spaces import BORDER_MM
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ import numpy as np
 from calibration.template import Template, TrackTemplate, check_template
 from scoring.board import PRINTED_COLORS, Board, load_board
 from scoring.errors import TtrError
+from vision.light import normalise_light
 from vision.measure.chains import assign_tracks
 from vision.measure.cities import dot_centres, find_cities
 from vision.measure.placement import _Maps, _median_lab, _place_missing, _quad, _separate, _settle_found, outline_map
@@ -48,7 +49,6 @@ from vision.measure.spaces import (
     _sample_lab,
     find_space_candidates,
 )
-from vision.spaces import normalise_light
 
 # Hand fixes the tool cannot make itself: (track id, space index) -> (centre mm, long-axis unit
 # vector pointing from city a to city b, why). Empty: on the board measured for the packaged

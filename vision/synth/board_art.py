@@ -18,7 +18,9 @@ import numpy as np
 from calibration.template import load_template
 from scoring.board import load_board
 from vision.rectify import BOARD_MM  # the template frame's size (the board facts')
-from vision.spaces import PAPER_LEVEL  # the paper's grey after the reader's light normalisation
+from vision.settings import LightSettings
+
+PAPER_LEVEL = LightSettings().paper_level  # the paper's grey after the reader's light normalisation
 
 N_LOOKS = 16  # print runs the renderer draws from; each is cached once drawn
 

@@ -1,0 +1,202 @@
+"""Does each source and rule of the reader earn its place? Each switched off in turn, measured on
+labelled photo sets it was not fitted to.
+
+    python3 benchmarks/ablate.py SET [SET ...] [--variants NAME,...] [--cache DIR] [--markdown FILE]
+
+Each SET holds photos and gt/<photo stem>.json truths (the `eval_real.py` layout: the development
+photos, `ttr render --out DIR` sets, `benchmarks/rephotograph.py` and `benchmarks/relight.py`
+sets). Every photo is located and flattened once (CACHE keeps each `BoardView`); each variant then
+reads every board from the light stage on with its own settings (`Reader.trace_view`), so the
+locator, which no variant changes, is paid once.
+
+Per variant and set: tracks right on played boards (the lanes of a double printed alike compared as
+a pair, as `eval_real.py` does), photos read exactly, tracks claimed on empty boards, wrong tracks
+not marked doubtful, and doubtful tracks per played photo. On the development photos each session
+is a row of its own too (`labelled.SESSIONS`): nothing in the reader is fitted on them (the net
+learnt from renders, the fitted settings on renders), so each session is a left-out fold. Then,
+for each variant, the tracks it reads otherwise than the shipped reader: what switching the rule
+off would change.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from labelled import compare_tracks, labelled_photos, session_of  # noqa: E402 (this folder: the scripts' own helper)
+
+from scoring.errors import TtrError  # noqa: E402
+from vision.image_io import load_photo, read_header  # noqa: E402
+from vision.read import BoardView, Reader, decode_reduction  # noqa: E402
+from vision.reading import BoardLocation  # noqa: E402
+from vision.settings import ReaderSettings  # noqa: E402
+
+NEVER = 1e9  # a threshold nothing reaches: the rule it guards never fires
+
+
+def variants() -> dict[str, tuple[str, ReaderSettings, bool]]:
+    """{name: (what is switched off, settings, whether the net is used)}."""
+    s = ReaderSettings()
+    r = lambda **k: replace(s, **k)  # noqa: E731
+    return {
+        "shipped": ("nothing", s, True),
+        "no net": ("the space classifier (colours alone)", s, False),
+        "no colour": ("the colour evidence (the net alone)", r(fuse=replace(s.fuse, colour=0.0)), True),
+        "colour alone learns": ("the net's first look in the colours' adaptation",
+                                r(colour=replace(s.colour, learns_from_net=False)), True),
+        "no car sheen": ("cars mixed with white away from glare", r(colour=replace(s.colour, car_sheen=False)), True),
+        "no print gloss": ("print (and cars) mixed with the light's white", r(colour=replace(s.colour, max_glare=0.0)),
+                           True),
+        "no partial cover": ("a car covering part of its space",
+                             r(colour=replace(s.colour, min_cover=1.0)), True),
+        "no colour adaptation": ("the photo's own print and car colours (EM rounds)",
+                                 r(colour=replace(s.colour, rounds=0)), True),
+        "car at the space": ("cars looked for where the camera sees them (parallax)",
+                             r(sample=replace(s.sample, car_seen_height_mm=0.0)), True),
+        "car in the middle": ("cars looked for at places across the space",
+                              r(sample=replace(s.sample, car_across_steps=0)), True),
+        "no second look": ("the half-turned second look", r(refine=replace(s.refine, second_look=False)), True),
+        "no lanes alone": ("lanes judged again beside a claimed lane", r(refine=replace(s.refine, lanes_alone=False)),
+                           True),
+        "net says car only": ("the net's colour answer", r(net=replace(s.net, colour_trust=0.0)), True),
+        "no registration": ("spaces registered on the board", r(light=replace(s.light, register=False)), True),
+        "no glare": ("glare found on the board (colours and doubt)",
+                     r(light=replace(s.light, glare_paper_level=NEVER)), True),
+        "no glare cap": ("a track under glare held to the glare confidence",
+                         r(doubt=replace(s.doubt, glare_share=NEVER)), True),
+        "no unseen-player prior": ("the prior against a player seen only on their own print",
+                                   r(decide=replace(s.decide, unseen_player_prior=False)), True),
+        "no spill": ("an empty lane may show its neighbour's cars", r(decide=replace(s.decide, spill=NEVER)), True),
+        "no car bound": ("at most the box's cars a colour", r(decide=replace(s.decide, max_trains=10 ** 6)), True),
+    }
+
+
+def board_views(folder: Path, cache: Path, reader: Reader) -> list[tuple[str, dict, BoardView | None]]:
+    """(photo name, truth, its BoardView or None where the locator refused it) for every photo."""
+    cache.mkdir(parents=True, exist_ok=True)
+    out = []
+    for photo, gt in labelled_photos(folder):
+        truth = json.loads(gt.read_text(encoding="utf-8"))
+        f = cache / f"{photo.stem}.npz"
+        if not f.exists():
+            try:
+                w, h = read_header(str(photo)).size_wh
+                img = load_photo(str(photo), reduce=decode_reduction(w, h))
+                v = reader.view(img, w / img.shape[1])
+                np.savez_compressed(f, flattened=v.flattened, corners=v.location.corners_xy,
+                                    meta=json.dumps({"orientation": v.location.orientation,
+                                                     "confidence": v.location.confidence,
+                                                     "seen": v.seen_px_per_mm,
+                                                     "warnings": [str(x) for x in v.warnings]}),
+                                    camera=v.camera_mm)
+            except TtrError as e:
+                np.savez_compressed(f, refused=str(e))
+        d = np.load(f)
+        if "refused" in d:
+            out.append((photo.name, truth, None))
+            continue
+        meta = json.loads(str(d["meta"]))
+        loc = BoardLocation(d["corners"], meta["orientation"], meta["confidence"])
+        out.append((photo.name, truth, BoardView(loc, d["flattened"], d["camera"], meta["seen"],
+                                                 tuple(meta["warnings"]))))
+    return out
+
+
+def read_set(reader: Reader, views) -> list[dict]:
+    """Per photo: its comparison with the truth (labelled.compare_tracks) and what was read."""
+    rows = []
+    for name, truth, view in views:
+        if view is None:  # refused: every track of a played board counts wrong, as eval_real.py counts it
+            row = compare_tracks(truth, [])
+            row.update(name=name, owners=None)
+        else:
+            tracks = reader.read_view(view, name).tracks
+            row = compare_tracks(truth, tracks)
+            row.update(name=name, owners=[t.owner for t in tracks])
+        rows.append(row)
+    return rows
+
+
+def summary(rows: list[dict]) -> dict:
+    played = [r for r in rows if r["played"]]
+    empty = [r for r in rows if not r["played"]]
+    return {"right": sum(r["right"] for r in played), "total": sum(r["total"] for r in played),
+            "exact": sum(r["right"] == r["total"] for r in played), "played": len(played),
+            "false": sum(r["claims"] for r in empty), "empty": len(empty),
+            "unmarked": sum(1 for r in rows for w in r["wrong"] if not w[-1]),
+            "doubtful": sum(r["doubtful"] for r in played) / max(len(played), 1)}
+
+
+def cell(s: dict) -> str:
+    if not s["played"]:
+        return f"{s['false']} false claims, {s['unmarked']} unmarked"
+    return (f"{s['right']}/{s['total']} ({100 * s['right'] / max(s['total'], 1):.2f} %), {s['exact']}/{s['played']} exact, "
+            f"{s['unmarked']} unmarked, {s['doubtful']:.1f} doubtful" + (f", {s['false']} false claims" if s["empty"] else ""))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("sets", nargs="+", help="labelled photo folders")
+    ap.add_argument("--variants", help="comma-separated names (default: all): " + ", ".join(variants()))
+    ap.add_argument("--cache", default="/tmp/ttr_ablate_cache", help="where each photo's located board is kept")
+    ap.add_argument("--markdown", type=Path, help="also write the table here")
+    args = ap.parse_args(argv)
+    every = variants()
+    names = ["shipped"] + [n for n in (args.variants.split(",") if args.variants else every) if n != "shipped"]
+    unknown = [n for n in names if n not in every]
+    if unknown:
+        ap.error(f"unknown variant(s) {unknown}")
+    plain = Reader()
+    sets = {Path(s).name: board_views(Path(s), Path(args.cache) / Path(s).resolve().name, plain) for s in args.sets}
+    results: dict = {}
+    for name in names:
+        what, settings, net = every[name]
+        reader = Reader(use_classifier=net, settings=settings)
+        results[name] = {set_name: read_set(reader, views) for set_name, views in sets.items()}
+        print(f"{name}: " + "; ".join(f"{k}: {cell(summary(v))}" for k, v in results[name].items()), flush=True)
+    lines = ["| switched off | " + " | ".join(sets) + " |", "|---|" + "---|" * len(sets)]
+    for name in names:
+        lines.append(f"| {every[name][0] if name != 'shipped' else '**nothing (shipped)**'} | "
+                     + " | ".join(cell(summary(results[name][k])) for k in sets) + " |")
+    for set_name, views in sets.items():
+        by_session: dict = {}
+        for i, (photo, _, _) in enumerate(views):
+            if session_of(photo):
+                by_session.setdefault(session_of(photo), []).append(i)
+        if not by_session:
+            continue
+        lines += ["", f"{set_name}, per session (each a left-out fold):", "",
+                  "| switched off | " + " | ".join(by_session) + " |", "|---|" + "---|" * len(by_session)]
+        for name in names:
+            rows = results[name][set_name]
+            lines.append(f"| {name} | " + " | ".join(cell(summary([rows[i] for i in idx]))
+                                                     for idx in by_session.values()) + " |")
+    lines += ["", "What each variant reads otherwise than the shipped reader (photo: track shipped -> variant):", ""]
+    board = plain.board
+    for name in names[1:]:
+        changes = []
+        for set_name in sets:
+            for a, b in zip(results["shipped"][set_name], results[name][set_name]):
+                if a["owners"] is None or b["owners"] is None:
+                    continue
+                for t, (x, y) in enumerate(zip(a["owners"], b["owners"])):
+                    if x != y:
+                        tr = board.tracks[t]
+                        changes.append(f"{a['name']}: {tr.a}-{tr.b} ({tr.color}) {x} -> {y}")
+        lines.append(f"- **{name}** ({len(changes)} track readings change): " + ("; ".join(changes[:40]) or "none")
+                     + (f"; and {len(changes) - 40} more" if len(changes) > 40 else ""))
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.markdown:
+        args.markdown.write_text(text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

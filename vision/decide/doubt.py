@@ -1,0 +1,177 @@
+"""How sure each track is, and why a doubtful one is doubtful, in a player's words.
+
+The rules help choose, but they make no reading surer (they hang on the other tracks' readings). A
+track's confidence is the calibrated chance that its owner is right, from how far the photo's own
+evidence puts it ahead of the next likeliest hypothesis, per space, and what the two were (its
+contest: cars on print of their own colour, two car colours, cars or none): `doubt_chance`, fitted
+on rendered photos (benchmarks/fit_doubt.py). Under `DoubtSettings.below` the track is doubtful,
+with a reason (`doubt_reason`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from scoring.board import Board
+from scoring.rules import CARS_IN_BOX, PLAYER_COLORS
+from vision.decide.rules import pair_allowed, pair_scores, player_index, players_but
+from vision.reading import DOUBTFUL_TRACKS, SPACE_CLASSES, Notice, TrackReading
+from vision.settings import DecideSettings, DoubtSettings
+
+# What a track's reading was decided between (its contest): the doubt is calibrated per kind, since
+# the evidence means something else in each. OWN_PRINT: nobody or cars of the track's own printed
+# colour (colour cannot tell them from the print, only the net can); TWO_COLOURS: two players'
+# cars (dark blue, green and black cars come close in dim light); CAR_OR_NOT: nobody or cars of a
+# colour other than the print's.
+OWN_PRINT, TWO_COLOURS, CAR_OR_NOT = 0, 1, 2
+DOUBT_KINDS = ("own print", "two colours", "car or not")
+
+
+def doubt_tracks(space_loglik: list[np.ndarray], scores: np.ndarray, choice: np.ndarray, board: Board,
+                 space_probs: list[np.ndarray] | None = None, space_glare: list[np.ndarray] | None = None,
+                 decide: DecideSettings = DecideSettings(), cfg: DoubtSettings = DoubtSettings()) -> list[TrackReading]:
+    """Every track's reading: the owner `choice` gives it, its confidence (the calibrated chance the
+    owner is right, held to `cfg.glare_confidence` on a track under glare), and for a doubtful
+    track why. `scores`: the decision's tempered track scores; `space_probs` (optional) are kept in
+    the readings; `space_glare` (optional, per track (length,) bool) says which spaces are under glare."""
+    margin, runner = evidence_margins(scores, choice, board, decide.spill)
+    other = board.double_ids
+    out = []
+    for t in board.tracks:
+        c, r = int(choice[t.id]), int(runner[t.id])
+        kind = contest_kind(t.color, c, r)
+        glared = space_glare is not None and under_glare(space_glare[t.id], cfg)
+        conf = track_confidence(margin[t.id], t.length, kind, glared, cfg)
+        # Where the evidence alone says less than the glare, its reason is the one to give.
+        glare_says = glared and conf == cfg.glare_confidence
+        doubtful = conf < cfg.below
+        reason = ""
+        if doubtful and glare_says:
+            reason = ("glare over this track can hide cars: check whether it holds any" if c == 0 else
+                      f"glare over this track can wash cars out: check they are {SPACE_CLASSES[c]}")
+        elif doubtful:
+            o = other[t.id]
+            beside = int(choice[o]) if o >= 0 else None
+            space_best = np.asarray(space_loglik[t.id]).argmax(axis=1)
+            reason = doubt_reason(t.color, c, r, kind, margin[t.id], int(np.sum(space_best == r)),
+                                  len(space_best), beside)
+        probs = space_probs[t.id] if space_probs is not None else np.exp(space_loglik[t.id])
+        out.append(TrackReading(track_id=t.id, a=t.a, b=t.b, color=t.color, length=t.length,
+                                owner=None if c == 0 else SPACE_CLASSES[c], confidence=conf,
+                                space_probs=np.asarray(probs, dtype=float), doubtful=bool(doubtful),
+                                reason=reason))
+    return out
+
+
+def doubt_warnings(tracks: list[TrackReading], cfg: DoubtSettings = DoubtSettings()) -> list[Notice]:
+    """The warning that names the doubtful tracks, least sure first, each with why (none when no
+    track is doubtful)."""
+    doubtful = sorted((t for t in tracks if t.doubtful), key=lambda t: t.confidence)
+    if not doubtful:
+        return []
+    names = "; ".join(f"{t.a}-{t.b} ({t.color}): {t.reason}" if t.reason else f"{t.a}-{t.b} ({t.color})"
+                      for t in doubtful[:cfg.named])
+    more = f"; and {len(doubtful) - cfg.named} more" if len(doubtful) > cfg.named else ""
+    return [Notice(DOUBTFUL_TRACKS, f"{len(doubtful)} doubtful track(s), please check: {names}{more}")]
+
+
+def track_confidence(margin: float, length: int, kind: int, glared: bool = False,
+                     cfg: DoubtSettings = DoubtSettings()) -> float:
+    """The chance a track's reading is right: 1 - `doubt_chance`, held to `cfg.glare_confidence`
+    on a track under glare (`under_glare`)."""
+    conf = 1.0 - doubt_chance(margin, length, kind, cfg)
+    return min(conf, cfg.glare_confidence) if glared else conf
+
+
+def under_glare(space_glare: np.ndarray, cfg: DoubtSettings = DoubtSettings()) -> bool:
+    """Is a track under glare: at least `cfg.glare_share` of its spaces (`space_glare`, bool)?"""
+    g = np.asarray(space_glare, bool)
+    return bool(g.size) and float(g.mean()) >= cfg.glare_share
+
+
+def evidence_margins(scores: np.ndarray, choice: np.ndarray, board: Board,
+                     spill: float = DecideSettings().spill) -> tuple[np.ndarray, np.ndarray]:
+    """(margin (100,), runner-up (100,)): how far, in tempered log-odds, the photo puts each track's
+    decided hypothesis ahead of the likeliest other one, and that other one.
+
+    The photo's evidence alone: the car bound hangs on other tracks' readings, which may be wrong
+    themselves (a track wrongly read green fills green's 48 cars and pushes the true green track to
+    black), so it makes no reading surer. A double's two lanes are weighed as a pair
+    (`rules.lane_score`) with one player per double and both lanes claimed only with 4 players seen in
+    all (who plays is seen on many tracks); the runner-up is the best pair that gives this lane
+    another hypothesis and the double another claim: on a double whose lanes are printed alike, the
+    same two owners swapped between the lanes are the same claim (the same points and paths, and
+    the checks compare such lanes as a pair), so which lane holds the cars is no doubt about the
+    reading. Negative where the rules chose against the photo."""
+    choice = np.asarray(choice, int)
+    other = board.double_ids
+    k = len(SPACE_CLASSES)
+    margin, runner = np.zeros(len(choice)), np.zeros(len(choice), int)
+    for t in board.tracks:
+        i, c, o = t.id, int(choice[t.id]), other[t.id]
+        if o < 0:
+            alt = np.where(np.arange(k) != c, scores[i], -np.inf)
+            runner[i] = int(alt.argmax())
+            margin[i] = scores[i, c] - alt[runner[i]]
+            continue
+        pair = pair_scores(scores[i], scores[o], spill)
+        allowed = pair_allowed(players_but(choice, i, o)).copy()
+        allowed[c, :] = False
+        if board.tracks[o].color == t.color:
+            allowed[int(choice[o]), c] = False  # the same claim, swapped between the lanes
+        masked = np.where(allowed, pair, -np.inf)
+        best_a, best_b = np.unravel_index(int(masked.argmax()), masked.shape)  # the first best, row by row
+        runner[i] = int(best_a)
+        margin[i] = pair[c, int(choice[o])] - masked[best_a, best_b]
+    return margin, runner
+
+
+def contest_kind(printed: str, owner: int, runner_up: int) -> int:
+    """OWN_PRINT, TWO_COLOURS or CAR_OR_NOT (see DOUBT_KINDS) for a track printed `printed` read
+    as hypothesis `owner` against `runner_up` (SPACE_CLASSES indices)."""
+    if printed in PLAYER_COLORS and {owner, runner_up} <= {0, player_index(printed)}:
+        return OWN_PRINT
+    if owner and runner_up:
+        return TWO_COLOURS
+    return CAR_OR_NOT
+
+
+def doubt_chance(margin: float, length: int, kind: int, cfg: DoubtSettings = DoubtSettings()) -> float:
+    """The chance a track's reading is wrong, from its evidence margin (`evidence_margins`) per
+    space and its contest kind: sigmoid(bias - slope * m), the fitted calibration (DoubtSettings).
+    Per space, because a track's spaces share the light and the cars: a misread (green cars taken
+    for black in dim light) runs the whole length of a track, so a long track's larger sum is no
+    surer than a short one's."""
+    lo, hi = cfg.margin_range
+    m = float(np.clip(margin / max(length, 1), lo, hi))
+    z = cfg.bias[kind] - cfg.slope[kind] * m
+    return float(1.0 / (1.0 + np.exp(-z)))
+
+
+def doubt_reason(printed: str, owner: int, runner_up: int, kind: int, margin: float, n_runner: int,
+                 n_spaces: int, beside: int | None = None) -> str:
+    """Why a track is doubtful, one short line in a player's words. `owner`, `runner_up`: the
+    hypotheses read and next likeliest (SPACE_CLASSES indices); `n_runner` of its `n_spaces` spaces
+    look most like the runner-up by themselves; `beside`: the owner read on the other lane of its
+    double (0: nobody; None: a single route)."""
+    read, alt = _said(owner), _said(runner_up)
+    if margin < 0:
+        return f"the photo looks more like {alt}; the rules ({CARS_IN_BOX} cars a colour, doubles) gave it {read}"
+    if kind == OWN_PRINT:
+        return f"{printed} cars on a {printed} track look like the print: is it {read} or {alt}?"
+    if kind == TWO_COLOURS:
+        return f"two colours close: {read} and {alt} look alike in this photo"
+    if owner == 0 and beside and runner_up == beside:
+        return f"the {alt} of the next lane may sit on this one"
+    if beside is not None:
+        return f"two lanes side by side: {read} or {alt} on this one?"
+    if owner == 0:
+        if n_runner:
+            return f"{n_runner} of {n_spaces} spaces look like {alt}: a car off its space?"
+        return f"it may hold {alt} the photo shows faintly (dim light or glare?)"
+    if n_runner:
+        return f"{n_runner} of {n_spaces} spaces look empty: a car off its space?"
+    return f"the {read} show faintly (dim light or glare?)"
+
+
+def _said(h: int) -> str:
+    return "nobody" if h == 0 else f"{SPACE_CLASSES[h]} cars"

@@ -1,0 +1,120 @@
+"""The space classifier's evidence: a small net looks at each space's patch and answers
+P(empty) and P(each car colour), turned into log-likelihoods over SPACE_CLASSES.
+
+The net (`models/`, trained on rendered boards by `models/train.py`) runs with onnxruntime on all
+the patches of a board in one batch. Its preprocessing (patch geometry, size) comes from
+`models/space_classifier.json`, written by the training run beside the weights, so reading and
+training cannot drift.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+
+from scoring.errors import TtrError
+from vision.reading import SPACE_CLASSES
+from vision.settings import NetSettings
+
+MODEL_NAME = "space_classifier"
+MODEL_ENV = "TTR_SPACE_MODEL"  # another model for load_classifier (see there)
+ERRORS_ONLY = 3  # onnxruntime's log severity: its warnings are about its own graph, not the photo
+
+
+@dataclass(frozen=True)
+class ClassifierConfig:
+    """The training config saved beside the weights (only what reading needs is typed here)."""
+
+    classes: tuple[str, ...]
+    imgsz: int
+    side_mm: float
+    raw: dict = field(default_factory=dict, compare=False)
+
+    @staticmethod
+    def load(path: str | Path) -> "ClassifierConfig":
+        d = json.loads(Path(path).read_text(encoding="utf-8"))
+        return ClassifierConfig(classes=tuple(d["classes"]), imgsz=int(d["imgsz"]),
+                                side_mm=float(d["crop"]["side_mm"]), raw=d)
+
+
+def default_model_paths() -> tuple[Path, Path]:
+    base = Path(str(resources.files("models")))
+    return base / f"{MODEL_NAME}.onnx", base / f"{MODEL_NAME}.json"
+
+
+class SpaceClassifier:
+    """onnxruntime session over the exported classifier; one batch per board."""
+
+    def __init__(self, onnx_path: str | Path, config: ClassifierConfig, threads: int = NetSettings().threads):
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = threads
+        so.log_severity_level = ERRORS_ONLY
+        self.session = ort.InferenceSession(str(onnx_path), so, providers=["CPUExecutionProvider"])
+        self.path = Path(onnx_path)
+        self.input_name = self.session.get_inputs()[0].name
+        self.config = config
+        self.occupancy = set(config.classes) == {"car", "empty"}
+        # The model's class order -> SPACE_CLASSES order (an occupancy model: empty, then car).
+        names = ("empty", "car") if self.occupancy else SPACE_CLASSES
+        self._order = np.array([config.classes.index(c) for c in names])
+
+    def predict(self, patches_bgr: np.ndarray) -> np.ndarray:
+        """Class probabilities for (N, S, S, 3) BGR uint8 patches: (N, 2) P(empty), P(car) for an
+        occupancy model, else (N, 6) in SPACE_CLASSES order."""
+        s = self.config.imgsz
+        if patches_bgr.shape[1:3] != (s, s):
+            raise ValueError(f"patches are {patches_bgr.shape[1:3]}, the model wants {s}x{s}")
+        probs = self.session.run(None, {self.input_name: model_input(patches_bgr)})[0]
+        return probs[:, self._order]
+
+    def loglik(self, probs: np.ndarray, cfg: NetSettings = NetSettings()) -> np.ndarray:
+        """(N, 6) log-likelihoods over SPACE_CLASSES from `predict`'s output.
+
+        The net's empty-or-car answer is used as it is (held to `cfg.floor`); its colour answer is
+        tempered by `cfg.colour_trust`."""
+        floor = cfg.floor
+        p = np.clip(probs, floor, 1.0)
+        if self.occupancy:
+            lp = np.log(p)
+            return np.concatenate([lp[:, :1], np.repeat(lp[:, 1:2], len(SPACE_CLASSES) - 1, axis=1)], axis=1)
+        p_empty = p[:, 0]
+        p_car = np.clip(1.0 - probs[:, 0], floor, 1.0)
+        share = p[:, 1:] / p[:, 1:].sum(axis=1, keepdims=True)  # which colour, given a car
+        colour = cfg.colour_trust * np.log(share * (len(SPACE_CLASSES) - 1))
+        return np.concatenate([np.log(p_empty)[:, None], np.log(p_car)[:, None] + colour], axis=1)
+
+
+def half_turned(patches_bgr: np.ndarray) -> np.ndarray:
+    """Each patch turned half round: the same space seen from its other end."""
+    return np.ascontiguousarray(patches_bgr[:, ::-1, ::-1])
+
+
+def model_input(patches_bgr: np.ndarray) -> np.ndarray:
+    """(N, S, S, 3) BGR uint8 patches -> the nets' input: (N, 3, S, S) RGB float32 in 0..1, contiguous
+    (what Ultralytics trains on; `models.distill` feeds its student the same)."""
+    return np.ascontiguousarray(patches_bgr[..., ::-1].transpose(0, 3, 1, 2), dtype=np.float32) / np.iinfo(np.uint8).max
+
+
+@lru_cache(maxsize=2)
+def load_classifier(onnx_path: str | None = None) -> SpaceClassifier | None:
+    """The packaged classifier (or one at `onnx_path`, else at the environment's `TTR_SPACE_MODEL`:
+    an ONNX file with its JSON config beside it, e.g. a model `ttr train` wrote elsewhere, read by
+    `ttr detect` without replacing the packaged one), loaded once; None when none is installed."""
+    if onnx_path is None and os.environ.get(MODEL_ENV):
+        onnx_path = os.environ[MODEL_ENV]
+        if not Path(onnx_path).is_file() or not Path(onnx_path).with_suffix(".json").is_file():
+            raise TtrError(f"{MODEL_ENV}={onnx_path}: no such ONNX model with its .json config beside it")
+    if onnx_path is None:
+        onnx, cfg = default_model_paths()
+    else:
+        onnx = Path(onnx_path)
+        cfg = onnx.with_suffix(".json")
+    if not onnx.exists() or not cfg.exists():
+        return None
+    return SpaceClassifier(onnx, ClassifierConfig.load(cfg))

@@ -1,0 +1,266 @@
+"""Every setting of the reader, in one frozen tree (`ReaderSettings`), one part per stage.
+
+Two kinds of number live here:
+- hand-set: written below where it is set, with its reason in a few words;
+- fitted: written by a script from data it names, into the settings file saved beside the weights
+  (`models/reader_settings.json`, or `<model>.reader.json` beside another model), and read from
+  there (`fitted`). That file says, for each fitted number, the script and the data that fitted it.
+
+The reader is built from one tree (`vision.read.Reader(settings=...)`); an experiment changes a
+part with `dataclasses.replace`, never a module constant.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, fields, replace
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+from calibration.template import FLAT_PX_PER_MM
+from scoring.rules import CARS_IN_BOX
+
+SETTINGS_NAME = "reader_settings.json"  # beside the packaged weights (models/)
+
+
+@lru_cache(maxsize=4)
+def fitted_values(path: str | None = None) -> dict:
+    """{dotted name: value} of the fitted settings in a settings file (the packaged one by default)."""
+    p = Path(path) if path else Path(str(resources.files("models"))) / SETTINGS_NAME
+    return {k: v["value"] for k, v in json.loads(p.read_text(encoding="utf-8"))["fitted"].items()}
+
+
+def fitted(name: str):
+    """A field whose default is the packaged settings file's fitted value `name`."""
+    def default():
+        value = fitted_values()[name]
+        return tuple(value) if isinstance(value, list) else value
+    return field(default_factory=default)
+
+
+@dataclass(frozen=True)
+class LightSettings:
+    """Evening out the light on the board's paper, and finding glare it leaves (`vision.light`)."""
+
+    paper_level: float = 190.0  # the paper's grey in every channel after evening out (a mid-light grey, room both ways)
+    cells: tuple[int, int] = (10, 15)  # the light map's cells over the board, ~55 mm: a lamp's slope, not the drawings
+    percentile: float = 80.0  # of the paper pixels in a cell: the paper, above the map's thin lines and lettering
+    gain_range: tuple[float, float] = (0.6, 1.4)  # of the board-wide value: a cell further off is drawings, not light
+    paper_grow_mm: float = 4.0  # cars overhang their spaces and cast shadows: kept out of the paper
+    register: bool = True  # move the template's spaces onto the board's own (a corner a few mm off moves them)
+    register_px_per_mm: float = 1.0  # the registration's working scale
+    register_max_shift_mm: float = 8.0  # a sane correction moves no space further
+    register_iterations: int = 40
+    register_eps: float = 1e-4
+    # Glare: a space is under glare where the paper around it stays brighter than this once the
+    # light was evened out: paper_level + 15, where evened-out paper's median stays below ~197
+    # around every space of 95 % of the doubt fit's rendered photos (median 184).
+    glare_paper_level: float = 205.0
+    glare_cells: tuple[int, int] = (20, 30)  # finer than `cells`: glare is a spot, not a slope
+
+
+@dataclass(frozen=True)
+class SampleSettings:
+    """Where each space is measured (`vision.spaces.sample_spaces`)."""
+
+    # The part of a space (fraction of its length, of its width) whose colour is measured: cars sit
+    # a little off their space, and its printed outline is not its colour.
+    inner: tuple[float, float] = (0.7, 0.35)
+    inner_grid: tuple[int, int] = (17, 7)  # points over that part where a car's colour is measured
+    # Where a car is seen: its roof stands ~6 mm above the board and its side towards the camera
+    # fills the view below that, so what a photo shows of a car centres about 4 mm up. From ~70 cm
+    # that leans up to ~2.5 mm off the space at the board's edges (see rectify.camera_position).
+    car_seen_height_mm: float = 4.0
+    # A car's colour is measured at 2 k + 1 places across its space (0: its middle), since hands lay
+    # cars a few millimetres off their spaces' middles and the car's side turned from the light is dark.
+    car_across_steps: int = 2
+
+
+@dataclass(frozen=True)
+class ColourSettings:
+    """The colour evidence (`vision.evidence.colour.ColourModel`). Colours are OpenCV 8-bit Lab
+    after light normalisation (paper (190, 190, 190) BGR is L 199, a 128, b 128)."""
+
+    sigma_empty: tuple[float, float, float] = (14.0, 6.0, 7.0)  # per-space reference, L a b
+    sigma_empty_class: tuple[float, float, float] = (20.0, 8.0, 9.0)  # only the printed colour known
+    sigma_car: tuple[float, float, float] = (22.0, 10.0, 12.0)
+    prior_weight: float = 6.0  # pseudo-count keeping adapted means near their start
+    rounds: int = 3
+    track_temperature: float = 2.0  # a track's spaces share light and cars: their sum is tempered (as in deciding)
+    floor: float = -12.0  # lowest log-likelihood of one space (a car half off its space, a glare)
+    min_cover: float = 0.4  # a car may cover this share of its space and still count
+    cover_penalty: float = 2.0  # log-likelihood cost of a car covering none of its space (linear)
+    well_covered: float = 0.8  # spaces a car covers more of show the car's colour (they adapt it)
+    # Glossy print catches the light: an empty space may look like its print mixed with white, up
+    # to this share, at this log-likelihood cost per unit share (cars too, see car_sheen).
+    max_glare: float = 0.35
+    glare_penalty: float = 1.0
+    # Moulded cars have a sheen too: the tops of black cars under a broad window light show grey
+    # (L ~75 where the black print beside them measures 45). With it a car, like print, may look
+    # mixed with white on any space; without it only under glare.
+    car_sheen: bool = True
+    learns_from_net: bool = True  # the net's first look joins in saying which spaces show print
+    # Generic colours: cars are saturated moulded plastic (never measured from a photo); print is
+    # the board's inks. The photo adapts both (`rounds`).
+    car_lab: tuple = (("red", (106.0, 165.0, 158.0)), ("blue", (83.0, 130.0, 93.0)),
+                      ("green", (85.0, 114.0, 133.0)), ("yellow", (188.0, 121.0, 190.0)),
+                      ("black", (28.0, 128.0, 130.0)))
+    printed_lab: tuple = (("red", (95.0, 165.0, 163.0)), ("blue", (100.0, 133.0, 84.0)),
+                          ("green", (133.0, 108.0, 176.0)), ("yellow", (202.0, 122.0, 193.0)),
+                          ("black", (50.0, 128.0, 127.0)), ("white", (192.0, 128.0, 129.0)),
+                          ("orange", (130.0, 154.0, 178.0)), ("pink", (124.0, 158.0, 126.0)),
+                          ("gray", (160.0, 129.0, 127.0)))
+    white_lab: tuple[float, float, float] = (255.0, 128.0, 128.0)  # the light itself, as glare
+
+
+@dataclass(frozen=True)
+class NetSettings:
+    """The space classifier's evidence (`vision.evidence.net`); its patch geometry comes with
+    its weights (`models/space_classifier.json`)."""
+
+    floor: float = 0.02  # probabilities below this are clipped: a net is never that sure off its data
+    # Its colour answer counts this much (0: only whether a car is there; 1: as surely as it says),
+    # since it learnt plastic colours from renders.
+    colour_trust: float = 0.5
+    threads: int = 2  # onnxruntime's threads: this project's machines have two cores
+
+
+@dataclass(frozen=True)
+class ChangeSettings:
+    """A user's calibration: each space against its own empty look (`vision.evidence.change`)."""
+
+    changed_lab: float = 20.0  # Lab distance from the empty look past which a pixel changed
+    mid: float = 7.0  # median distance where car and empty are equally likely
+    scale: float = 2.5  # distance per unit of log-odds
+    clip: float = 4.0  # log-odds held to +-this: one space never decides a track
+    inner: tuple[float, float] = (0.85, 0.7)  # the part of a space compared (more than the colour's: pixels, not a mean)
+    grid: tuple[int, int] = (15, 7)
+    shift_px: int = 2  # what the alignment leaves: each space compared at the best shift within this
+    # A car covering part of its space is measured by its changed pixels alone (a fully covered
+    # space is read whole: its changed pixels include the car's shadow).
+    isolated_share: tuple[float, float] = (0.3, 0.8)
+    align_px_per_mm: float = 0.5  # the alignment to the calibration's board matches map drawings at this scale
+    align_iterations: int = 60
+    align_eps: float = 1e-5
+    align_max_shift_mm: float = 8.0
+
+
+@dataclass(frozen=True)
+class CalibrationGate:
+    """When a user's calibration is used on a photo (`vision.evidence.change.check_calibration`):
+    a calibration's empty view helps only on photos in its light and from near its angle, so each
+    photo is read without it first, and the view is used where its change evidence agrees with
+    that reading on the spaces it is sure are empty."""
+
+    max_false_change: float = fitted("calibration.max_false_change")
+    # Fewer sure-empty spaces than this (a crowded board) cannot show that the view matches (one
+    # space is then over 5 % of them): the photo is read without the calibration.
+    min_judged_spaces: int = 20
+
+
+@dataclass(frozen=True)
+class FuseSettings:
+    """Weights of the evidence sources in the fused per-space log-likelihood (only their ratios
+    matter to which hypothesis wins; the decision's temperature scales all)."""
+
+    colour: float = 1.0
+    net: float = 1.0
+    change: float = 1.0
+
+
+@dataclass(frozen=True)
+class RefineSettings:
+    """Second judgements of the net, in order (`vision.refine`)."""
+
+    second_look: bool = True  # the half-turned patch where the reading may turn on the net
+    lanes_alone: bool = True  # a lane beside a claimed lane of its double, that lane shown bare
+    min_print_samples: int = 3  # spaces of a print colour read empty needed to paint that print from the photo
+
+
+@dataclass(frozen=True)
+class DecideSettings:
+    """Who owns each track, under the rules (`vision.decide`)."""
+
+    temperature: float = 2.0  # divides summed space log-likelihoods (a track's spaces share light and cars)
+    max_trains: int = CARS_IN_BOX  # the box's cars: real boards show the 3 spares
+    unseen_player_prior: bool = True  # see vision.decide.priors
+    spill: float = 2.0  # tempered log-likelihood cost of an empty lane showing its neighbour's cars
+
+
+@dataclass(frozen=True)
+class DoubtSettings:
+    """How sure each track is (`vision.decide.doubt`): P(wrong) = sigmoid(bias[kind] - slope[kind]
+    * m), m the evidence margin per space, per contest kind (own print, two colours, car or not)."""
+
+    bias: tuple[float, float, float] = fitted("doubt.bias")
+    slope: tuple[float, float, float] = fitted("doubt.slope")
+    # Per-space margins past these say nothing more: below, the rules chose against the photo;
+    # above, the photo is plain (and a few such tracks must not steer the fit).
+    margin_range: tuple[float, float] = (-1.0, 4.0)
+    below: float = fitted("doubt.below")  # doubtful under this confidence
+    glare_share: float = 0.5  # a track with this share of its spaces under glare is under glare
+    glare_confidence: float = fitted("doubt.glare_confidence")  # ... and at most this sure
+    named: int = 6  # doubtful tracks named in the reading's warning (the rest counted)
+
+
+@dataclass(frozen=True)
+class ReaderSettings:
+    """The whole reader's settings, one part per stage in the order a photo meets them."""
+
+    px_per_mm: float = FLAT_PX_PER_MM  # the flattened board's scale (its home is the template)
+    light: LightSettings = field(default_factory=LightSettings)
+    sample: SampleSettings = field(default_factory=SampleSettings)
+    colour: ColourSettings = field(default_factory=ColourSettings)
+    net: NetSettings = field(default_factory=NetSettings)
+    change: ChangeSettings = field(default_factory=ChangeSettings)
+    fuse: FuseSettings = field(default_factory=FuseSettings)
+    refine: RefineSettings = field(default_factory=RefineSettings)
+    decide: DecideSettings = field(default_factory=DecideSettings)
+    doubt: DoubtSettings = field(default_factory=DoubtSettings)
+    calibration: CalibrationGate = field(default_factory=CalibrationGate)
+
+
+def load_settings(model_path: str | Path | None = None) -> ReaderSettings:
+    """The reader's settings for the net at `model_path`: the fitted numbers of the settings file
+    beside it where there is one, else the packaged ones (the fitted numbers belong to a net: the
+    doubt is calibrated on its answers)."""
+    beside = Path(model_path).with_name(SETTINGS_NAME) if model_path else None
+    settings = ReaderSettings()
+    if beside is None or not beside.is_file():
+        return settings
+    return with_values(settings, fitted_values(str(beside)))
+
+
+def with_values(settings, values: dict):
+    """A copy of a settings tree with `values` ({dotted name: value}) set."""
+    top: dict = {}
+    for name, value in values.items():
+        head, _, rest = name.partition(".")
+        top.setdefault(head, {})
+        if rest:
+            top[head][rest] = value
+        else:
+            top[head] = value
+    changes = {}
+    for f in fields(settings):
+        if f.name not in top:
+            continue
+        v = top[f.name]
+        current = getattr(settings, f.name)
+        if isinstance(v, dict):
+            changes[f.name] = with_values(current, v)
+        else:
+            changes[f.name] = tuple(v) if isinstance(v, list) else v
+    return replace(settings, **changes)
+
+
+def write_fitted(values: dict, by: str, data: str, path: str | Path | None = None) -> Path:
+    """Write fitted settings ({dotted name: value}) into a settings file (the packaged one by
+    default), each with the command (`by`) and the data that fitted it."""
+    p = Path(path) if path else Path(str(resources.files("models"))) / SETTINGS_NAME
+    doc = json.loads(p.read_text(encoding="utf-8"))
+    for name, value in values.items():
+        doc["fitted"][name] = {"value": list(value) if isinstance(value, tuple) else value, "by": by, "data": data}
+    p.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    fitted_values.cache_clear()
+    return p
