@@ -34,7 +34,7 @@ from vision.evidence.net import load_classifier
 from vision.fuse import SpaceEvidence, fuse, space_probs
 from vision.image_io import load_photo, read_header
 from vision.light import LitBoard, light_board
-from vision.locate import locate_board
+from vision.locate import locate_board, scale_location
 from vision.quality import photo_warnings
 from vision.reading import PLAYER_COLORS, BoardLocation, Notice, Reading, TrackReading
 from vision.rectify import camera_position, flatten, photo_px_per_mm
@@ -138,8 +138,7 @@ class Reader:
         camera = camera_position(loc.corners_xy, image_bgr.shape[1::-1])
         seen = photo_px_per_mm(loc.corners_xy)
         if scale_to_photo != 1.0:
-            loc = BoardLocation(np.asarray(loc.corners_xy, float) * scale_to_photo, loc.orientation,
-                                loc.confidence, loc.warnings)
+            loc = scale_location(loc, scale_to_photo)
         return BoardView(loc, flat, camera, seen, tuple(warnings))
 
     def read_view(self, view: BoardView, image_name: str = "") -> Reading:
