@@ -67,7 +67,7 @@ def test_smoke_training_exports_a_model_the_reader_loads(tmp_path):
     from vision.synth.render import render_photo
 
     reader = Reader(model_path=str(onnx))
-    assert reader.patch_seen_height_mm == 4.0
+    assert reader.net_seen_height_mm == 4.0
     rng = np.random.default_rng(5)
     photo = render_photo(rng, random_position(rng, reader.board), (1200, 900))
     assert len(reader.read(photo.image_bgr).tracks) == 100
