@@ -105,7 +105,7 @@ class Reader:
         self.spaces = BoardSpaces(self.track_ids, self.index, printed, np.isin(printed, PLAYER_COLORS),
                                   np.asarray(self.board.double_ids)[self.track_ids])
         self.colour = ColourModel(self.settings.colour)
-        self._rows = [np.flatnonzero(self.track_ids == t.id) for t in self.board.tracks]  # each track's spaces
+        self.rows = [np.flatnonzero(self.track_ids == t.id) for t in self.board.tracks]  # each track's spaces
 
     # -- the photo's way through ----------------------------------------------------------------
     def read_path(self, path: str) -> Reading:
@@ -212,9 +212,9 @@ class Reader:
 
     def _decide(self, evidence: SpaceEvidence) -> tuple[Decision, list[TrackReading]]:
         """decide -> doubt on the fused evidence."""
-        glare = None if evidence.glare is None else [evidence.glare[r] for r in self._rows]
-        return decide_tracks([evidence.loglik[r] for r in self._rows], self.board,
-                             [evidence.probs[r] for r in self._rows], glare, self.settings.decide, self.settings.doubt)
+        glare = None if evidence.glare is None else [evidence.glare[r] for r in self.rows]
+        return decide_tracks([evidence.loglik[r] for r in self.rows], self.board,
+                             [evidence.probs[r] for r in self.rows], glare, self.settings.decide, self.settings.doubt)
 
     def _sure_empty(self, evidence: SpaceEvidence) -> np.ndarray:
         """(N,) the spaces of the tracks `evidence` reads unclaimed and not doubtful."""

@@ -204,6 +204,25 @@ class DoubtSettings:
 
 
 @dataclass(frozen=True)
+class SeveralSettings:
+    """How several photos of one board are weighed and checked against each other (`vision.several`)."""
+
+    # Pixels of photo per board millimetre at which a photo shows a space's detail in full (the
+    # board is read flattened at 2 px/mm); a coarser photo counts less, in proportion.
+    sharp_px_per_mm: float = 2.0
+    min_resolution_weight: float = 0.25  # a coarse photo still says something
+    # A space seen from the side shows the cars' sides and leans them over the next lane: weighed
+    # by the cosine of the angle from straight above, to this power.
+    tilt_power: float = 2.0
+    glare_weight: float = 0.25  # a space under glare the light normalisation leaves
+    min_outline_weight: float = 0.1  # a photo whose outline is unsure (confidence 0) still counts a little
+    # Two photos of one position disagree, both sure, only where one of them misreads and is sure of
+    # it (at most a couple of tracks a photo); a moved double already makes two. More than this is
+    # another position.
+    max_disagreeing: int = 4
+
+
+@dataclass(frozen=True)
 class ReaderSettings:
     """The whole reader's settings, one part per stage in the order a photo meets them."""
 
@@ -218,6 +237,7 @@ class ReaderSettings:
     decide: DecideSettings = field(default_factory=DecideSettings)
     doubt: DoubtSettings = field(default_factory=DoubtSettings)
     calibration: CalibrationGate = field(default_factory=CalibrationGate)
+    several: SeveralSettings = field(default_factory=SeveralSettings)
 
 
 def load_settings(model_path: str | Path | None = None) -> ReaderSettings:

@@ -1,0 +1,160 @@
+"""Several photos of one board, read together: one reading from all of them.
+
+Each photo is located, flattened and read on its own (`Reader.trace`) up to its fused per-space
+evidence, in the board's frame. The photos' evidence is then combined per space, each photo
+weighted by how well it sees that space (`view_weights`: the photo's resolution over the board, how
+steeply it looks down on the space, glare on it, how sure its outline is), and the rules decide
+once. A track the photos read differently, each sure of its own reading, is doubtful and says so.
+
+A photo that shows another game position (or another board) is refused, never mixed in: against
+the first photo read, it reads more than `SeveralSettings.max_disagreeing` tracks otherwise, both
+sure. A photo that cannot be read at all is refused with its error; the others are still read.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from scoring.errors import TtrError
+from vision.decide import decide_tracks
+from vision.decide.doubt import doubt_warnings
+from vision.fuse import space_probs
+from vision.read import Reader, ReadingTrace
+from vision.reading import Reading, TrackReading
+from vision.settings import SeveralSettings
+from vision.spaces import space_frames
+
+
+@dataclass
+class PhotoPart:
+    """One photo's part in a reading of several: its own trace, or why it was refused."""
+
+    image: str
+    trace: ReadingTrace | None = None
+    error: str = ""
+
+    @property
+    def read(self) -> bool:
+        return self.trace is not None
+
+
+@dataclass
+class SameBoardReading:
+    """The reading of one board from several photos."""
+
+    reading: Reading  # the combined reading (location and flattened board: the photo that sees most)
+    photos: list[PhotoPart] = field(default_factory=list)
+
+    @property
+    def images(self) -> list[str]:
+        return [p.image for p in self.photos]
+
+    def to_dict(self) -> dict:
+        """`ttr detect --json`'s object for the board, with `images` and each photo's part."""
+        d = self.reading.to_dict()
+        d["images"] = self.images
+        d["photos"] = []
+        for p in self.photos:
+            if p.read:
+                one = p.trace.reading.to_dict()
+                d["photos"].append({"image": p.image, "board": one["board"],
+                                    "warnings": [str(w) for w in p.trace.view.warnings]})
+            else:
+                d["photos"].append({"image": p.image, "error": p.error})
+        return d
+
+
+def view_weights(trace: ReadingTrace, cfg: SeveralSettings = SeveralSettings()) -> np.ndarray:
+    """(N,) how well a photo sees each space of the board (see SeveralSettings)."""
+    view = trace.view
+    n = len(trace.lit.quads_px)
+    res = 1.0 if view.seen_px_per_mm is None else float(
+        np.clip(view.seen_px_per_mm / cfg.sharp_px_per_mm, cfg.min_resolution_weight, 1.0))
+    w = np.full(n, res * max(float(view.location.confidence), cfg.min_outline_weight))
+    if view.camera_mm is not None:
+        centres_mm = space_frames(trace.lit.template_px)[0] / trace.lit.px_per_mm
+        cam = np.asarray(view.camera_mm, float)
+        to_cam = np.column_stack([cam[:2] - centres_mm, np.full(n, cam[2])])
+        cos_tilt = cam[2] / np.linalg.norm(to_cam, axis=1)
+        w = w * cos_tilt ** cfg.tilt_power
+    if trace.lit.glare is not None:
+        w = np.where(trace.lit.glare, w * cfg.glare_weight, w)
+    return w
+
+
+def read_same_board(reader: Reader, photos: list[str]) -> SameBoardReading:
+    """One reading of the board from all of `photos` (see the module doc). Raises TtrError when no
+    photo could be read (its message names each photo's error)."""
+    parts = []
+    for photo in photos:
+        try:
+            parts.append(PhotoPart(photo, reader.trace_path(photo)))
+        except TtrError as e:
+            parts.append(PhotoPart(photo, error=str(e)))
+    return combine(reader, parts)
+
+
+def combine(reader: Reader, parts: list[PhotoPart]) -> SameBoardReading:
+    """The reading of one board from its photos' traces (`parts`, in the order given; a photo of
+    another position is refused here)."""
+    cfg = reader.settings.several
+    read = [p for p in parts if p.read]
+    if not read:
+        raise TtrError("no photo could be read: " + "; ".join(f"{p.image}: {p.error}" for p in parts))
+    first = read[0]
+    parts = [replace(p) for p in parts]  # the callers' parts stay as they were
+    for p in parts:
+        if p.read and p.image != first.image:
+            differ = disagreeing_tracks(first.trace.tracks, p.trace.tracks, reader)
+            if len(differ) > cfg.max_disagreeing:
+                shown = ", ".join(f"{t.a}-{t.b}" for t in differ[:3])
+                p.error = (f"it shows another game position than {first.image} ({len(differ)} tracks differ, e.g. "
+                           f"{shown}): photograph the same board, or read it on its own")
+                p.trace = None
+    read = [p for p in parts if p.read]
+    weights = np.stack([view_weights(p.trace, cfg) for p in read])  # (photos, N)
+    lls = np.stack([p.trace.evidence.loglik for p in read])  # (photos, N, 6)
+    share = weights / np.maximum(weights.sum(axis=0, keepdims=True), 1e-9)
+    ll = (share[..., None] * lls).sum(axis=0)
+    rows = reader.rows
+    glare = np.all(np.stack([p.trace.lit.glare for p in read]), axis=0)  # under glare in every photo
+    _, tracks = decide_tracks([ll[r] for r in rows], reader.board, [space_probs(ll)[r] for r in rows],
+                              [glare[r] for r in rows], reader.settings.decide, reader.settings.doubt)
+    tracks = [_disagreement(t, [p.trace.tracks[t.track_id] for p in read]) for t in tracks]
+    best = read[int(np.argmax(weights.sum(axis=1)))]
+    base = best.trace.reading
+    warnings = [w for p in read for w in p.trace.view.warnings]
+    warnings += [f"{p.image}: not read with the others: {p.error}" for p in parts if not p.read]
+    warnings += doubt_warnings(tracks, reader.settings.doubt)
+    reading = Reading(image=base.image, location=base.location, tracks=tracks, flattened=base.flattened,
+                      px_per_mm=base.px_per_mm, warnings=list(dict.fromkeys(warnings)),
+                      elapsed_ms=sum(p.trace.reading.elapsed_ms for p in read), space_quads_px=base.space_quads_px)
+    return SameBoardReading(reading, parts)
+
+
+def disagreeing_tracks(a: list[TrackReading], b: list[TrackReading], reader: Reader) -> list[TrackReading]:
+    """The tracks two readings of a board give different claims, both sure of their own (not
+    doubtful). The lanes of a double printed alike count as a pair: the same owners swapped
+    between them are the same claim."""
+    board = reader.board
+    out = []
+    for t in board.tracks:
+        x, y = a[t.id], b[t.id]
+        if x.doubtful or y.doubtful or x.owner == y.owner:
+            continue
+        o = board.double_ids[t.id]
+        if o >= 0 and board.tracks[o].color == t.color and sorted(map(str, (x.owner, a[o].owner))) == sorted(
+                map(str, (y.owner, b[o].owner))):
+            continue
+        out.append(x)
+    return out
+
+
+def _disagreement(track: TrackReading, seen: list[TrackReading]) -> TrackReading:
+    """The combined reading of a track, doubtful where the photos read it differently, each sure."""
+    sure = {t.owner for t in seen if not t.doubtful}
+    if len(sure) < 2:
+        return track
+    said = " in one, ".join("nobody" if o is None else f"{o} cars" for o in sorted(sure, key=str))
+    return replace(track, doubtful=True, reason=f"the photos disagree: {said} in the other")
