@@ -52,7 +52,7 @@ from vision.locate.errors import (
 )
 from vision.locate.layout import check_layout
 from vision.locate.layout import confirmed as layout_confirmed
-from vision.quality import BLUR_VAR, board_warnings, sharpness
+from vision.quality import blurred, board_warnings
 from vision.reading import BoardLocation
 from vision.rectify import BOARD_MM, board_to_photo_homography, photo_px_per_mm, shrink
 
@@ -104,8 +104,8 @@ def locate_board(image_bgr: np.ndarray, cfg: LocateConfig = LocateConfig()) -> B
         seen = _board_seen(found)
         across = photo_px_per_mm(seen.corners_xy) * BOARD_MM[0] if seen is not None else np.inf
         small_board = across < cfg.min_px_per_mm * BOARD_MM[0]
-        blurred = seen is not None and _blurred(img, seen)
-        by_layout = _by_layout(img, found, cfg) if small_board or blurred else None
+        is_blurred = seen is not None and _blurred(img, seen, cfg)
+        by_layout = _by_layout(img, found, cfg) if small_board or is_blurred else None
         if by_layout is None:
             if _mirrored(small, ref, cfg):
                 raise BoardMirrored()
@@ -122,7 +122,7 @@ def locate_board(image_bgr: np.ndarray, cfg: LocateConfig = LocateConfig()) -> B
     confidence = _confidence(check, cfg)
     if confidence < 0.5:
         warnings.append(MSG_UNSURE)
-    warnings.extend(m for m in board_warnings(img, corners, small, scale) if m not in warnings)
+    warnings.extend(m for m in board_warnings(img, corners, small, scale, cfg.quality) if m not in warnings)
     return BoardLocation(corners_xy=corners.astype(np.float64), orientation=_orientation_of(corners),
                          confidence=confidence, warnings=tuple(warnings))
 
@@ -196,10 +196,10 @@ def _board_seen(found: list[_Found]) -> _Found | None:
     return max(found, key=lambda f: f.check.found) if found else None
 
 
-def _blurred(img, seen: _Found) -> bool:
+def _blurred(img, seen: _Found, cfg: LocateConfig) -> bool:
     """Whether the photo is blurred (`vision.quality`), judged on the outline `seen`."""
     try:
-        return sharpness(img, seen.corners_xy) < BLUR_VAR
+        return blurred(img, seen.corners_xy, cfg.quality)
     except (ValueError, cv2.error):  # a degenerate outline: nothing to judge the blur on
         return False
 

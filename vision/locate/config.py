@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from vision.config import WORK_SIDE, QualityConfig
+
 
 @dataclass(frozen=True)
 class DotConfig:
@@ -59,10 +61,11 @@ class MatchConfig:
 class LocateConfig:
     """How outlines are found, refined, checked and scored."""
 
-    work_side: int = 1000  # long side of the image the search and the checks run on, pixels
+    work_side: int = WORK_SIDE  # long side of the image the search and the checks run on, pixels
     dots: DotConfig = field(default_factory=DotConfig)
     layout: LayoutConfig = field(default_factory=LayoutConfig)
     match: MatchConfig = field(default_factory=MatchConfig)
+    quality: QualityConfig = field(default_factory=QualityConfig)  # the photo-quality warnings and the blur test
     # An outline the dots would move less than this (mean over its corners) stands as found; the
     # dots' own scatter moves a right outline 1-3 mm on the development photos.
     consistent_mm: float = 4.5
