@@ -10,6 +10,9 @@ from dataclasses import dataclass
 
 # ---------------------------------------------------------------- facts (not settings)
 
+BYTE_MAX = 255  # an 8-bit channel's top value
+HUE_RANGE = 180  # OpenCV's 8-bit hue runs 0..179 (degrees halved)
+CHANNELS = 3  # of a colour image: BGR, HSV or Lab
 CORNERS = 4  # of a quadrilateral (the board's outline), as many as its sides
 MEGA = 1_000_000  # bytes in a megabyte, pixels in a megapixel (as the messages count them)
 

@@ -9,10 +9,29 @@ from dataclasses import dataclass, field
 
 from vision.config import WORK_SIDE, QualityConfig
 
+# Red wraps round OpenCV's hue 0: hues are shifted by this before a red-brown or copper range is
+# taken, so that each range is one interval.
+HUE_SHIFT = 12
+
+
+@dataclass(frozen=True)
+class CopperConfig:
+    """What counts as the city dots' copper (HSV, OpenCV ranges, hue shifted by `HUE_SHIFT`): a
+    weight per channel, 1 at the hue and falling to 0 `hue_reach` away; rising from 0 at
+    `sat_from` (0..1) to 1 `sat_rise` higher; the same for the value."""
+
+    hue: int = HUE_SHIFT + 12  # copper-red: OpenCV hue 12
+    hue_reach: int = 14
+    sat_from: float = 0.25
+    sat_rise: float = 0.4
+    value_from: float = 0.15
+    value_rise: float = 0.3
+
 
 @dataclass(frozen=True)
 class DotConfig:
-    """Checking an outline by the 36 city dots (`dots.check_outline`)."""
+    """Checking an outline by the 36 city dots (`dots.check_outline`), and how a dot is seen (`dots.dot_map`,
+    also measuring the template's dots)."""
 
     px_per_mm: float = 2.0  # the flattening the dots are found on (a dot is ~10 mm across)
     reach_mm: float = 14.0  # how far from its place a dot is looked for
@@ -26,6 +45,19 @@ class DotConfig:
     # or mirrored, under 8 respond at all.
     min_verified: int = 20
     max_rms_mm: float = 1.8  # the right board: 0.5-1.0 mm
+    # A dot's response: copper-ness over a disc minus over its surround.
+    disc_mm: float = 5.0  # the disc's inner part the response averages (a city dot is ~10 mm across)
+    surround_mm: float = 13.0  # the square it is compared with
+    min_kernel_px: int = 3  # the disc's window at least (odd): a dot of fewer pixels is noise
+    peak_mm: float = 2.5  # a dot's centre: the weighted centroid of its response within this of the peak
+    copper: CopperConfig = field(default_factory=CopperConfig)
+    # The light's colour cast is taken out first: the map's paper (its median colour, flattened at
+    # `paper_px_per_mm`, `map_inset_mm` in from the edge: the score track is red-brown) is made
+    # `paper_grey`, treating paper darker than `paper_floor` as that (no huge gain on a black map).
+    paper_grey: float = 200.0
+    paper_px_per_mm: float = 0.25
+    map_inset_mm: float = 40.0
+    paper_floor: float = 8.0
 
 
 @dataclass(frozen=True)
