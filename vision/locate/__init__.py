@@ -38,6 +38,7 @@ import dataclasses
 import cv2
 import numpy as np
 
+from vision.config import CHANNELS
 from vision.locate import outline, printed
 from vision.locate.config import DotConfig, LayoutConfig, LocateConfig, MatchConfig
 from vision.locate.dots import DotCheck, check_outline, city_dots_mm, verified
@@ -78,9 +79,9 @@ def locate_board(image_bgr: np.ndarray, cfg: LocateConfig = LocateConfig()) -> B
     img = np.asarray(image_bgr)
     if img.ndim == 2:
         img = cv2.cvtColor(img, cv2.COLOR_GRAY2BGR)
-    if img.ndim != 3 or img.shape[2] < 3 or min(img.shape[:2]) < 32:
+    if img.ndim != 3 or img.shape[2] < CHANNELS or min(img.shape[:2]) < cfg.min_image_px:
         raise BoardNotFound()
-    img = np.ascontiguousarray(img[:, :, :3])
+    img = np.ascontiguousarray(img[:, :, :CHANNELS])
     h, w = img.shape[:2]
     small, scale = shrink(img, cfg.work_side)
     ref = printed.load_reference()
@@ -118,7 +119,7 @@ def locate_board(image_bgr: np.ndarray, cfg: LocateConfig = LocateConfig()) -> B
     best = standing[0]  # the first found that the dots (or, where they cannot speak, the tracks) confirm
     corners, check = best.corners_xy, best.check
 
-    warnings = _frame_check(corners, (w, h)) + warnings
+    warnings = _frame_check(corners, (w, h), cfg) + warnings
     confidence = _confidence(check, cfg)
     if confidence < 0.5:
         warnings.append(MSG_UNSURE)
@@ -226,12 +227,12 @@ def _mirrored(small, ref, cfg) -> bool:
 
 def _confidence(check: DotCheck, cfg: LocateConfig) -> float:
     """0..1 from how far the outline may be off: the distance the dots would still move it, plus
-    twice the scatter of their fit at the corners (rms / sqrt(dots), times ~3 for carrying it from
-    the dots out to the corners). 1 up to `good_mm` (0.5 % of the diagonal), 0 from `bad_mm` (1 %,
+    twice the scatter of their fit at the corners (rms / sqrt(dots), times `dots_to_corners` for
+    carrying it from the dots out to the corners). 1 up to `good_mm` (0.5 % of the diagonal), 0 from `bad_mm` (1 %,
     the error that misreads tracks), so it falls under 0.5 (flagged) past 0.75 %."""
     if check.found == 0:
         return 0.0
-    spread = 3.0 * check.rms_mm / np.sqrt(check.found)
+    spread = cfg.dots_to_corners * check.rms_mm / np.sqrt(check.found)
     off = check.correction_mm + 2.0 * spread
     return float(np.clip(1.0 - (off - cfg.good_mm) / (cfg.bad_mm - cfg.good_mm), 0.0, 1.0))
 
@@ -243,7 +244,7 @@ def _orientation_of(corners: np.ndarray) -> int:
     return int(round(ang / 90.0)) % 4 * 90
 
 
-def _frame_check(corners: np.ndarray, size_wh) -> list[str]:
+def _frame_check(corners: np.ndarray, size_wh, cfg: LocateConfig) -> list[str]:
     """Warn when a board corner is outside the frame; raise when the frame cuts into the map."""
     w, h = size_wh
     H = board_to_photo_homography(corners)
@@ -251,7 +252,7 @@ def _frame_check(corners: np.ndarray, size_wh) -> list[str]:
     m = BAND_MM
     inner = np.array([[m, m], [BOARD_MM[0] - m, m], [BOARD_MM[0] - m, BOARD_MM[1] - m], [m, BOARD_MM[1] - m]])
     pi = cv2.perspectiveTransform(inner.reshape(-1, 1, 2), H).reshape(-1, 2)
-    tol = 0.005 * max(w, h)
+    tol = cfg.frame_tolerance * max(w, h)
     if np.any(pi[:, 0] < -tol) or np.any(pi[:, 0] > w - 1 + tol) or np.any(pi[:, 1] < -tol) or np.any(pi[:, 1] > h - 1 + tol):
         raise BoardCutOff(CUT_OFF_MESSAGE)
     out = (corners[:, 0] < -tol) | (corners[:, 0] > w - 1 + tol) | (corners[:, 1] < -tol) | (corners[:, 1] > h - 1 + tol)

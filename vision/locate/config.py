@@ -86,7 +86,19 @@ class MatchConfig:
     last_features: int = 0
     ratio: float = 0.8  # Lowe's ratio test on the two nearest reference descriptors
     ransac_px: float = 3.0  # MAGSAC threshold in work-image pixels
+    ransac_iters: int = 5000  # MAGSAC's most iterations, and the confidence at which it stops sooner
+    ransac_confidence: float = 0.999
     min_inliers: int = 25  # fewer and the match is not a board (a blank table: 0-10)
+
+
+@dataclass(frozen=True)
+class ReferenceConfig:
+    """Making the printed reference from a flattened photo of the empty board (`printed.measure_reference`,
+    `ttr template printed`); the packaged one (3000 features) was made with the defaults."""
+
+    px_per_mm: float = 0.75  # the scale the board's features are found at (the board 596 px wide)
+    features: int = 3000  # SIFT features kept
+    min_features: int = 100  # fewer: not a flattened photo of the board
 
 
 @dataclass(frozen=True)
@@ -94,6 +106,7 @@ class LocateConfig:
     """How outlines are found, refined, checked and scored."""
 
     work_side: int = WORK_SIDE  # long side of the image the search and the checks run on, pixels
+    min_image_px: int = 32  # an image with a shorter side shows no board: nothing is searched
     dots: DotConfig = field(default_factory=DotConfig)
     layout: LayoutConfig = field(default_factory=LayoutConfig)
     match: MatchConfig = field(default_factory=MatchConfig)
@@ -107,6 +120,12 @@ class LocateConfig:
     # 950 mm diagonal) and 0 from `bad_mm` (1 %, the outline error that misreads tracks).
     good_mm: float = 4.75
     bad_mm: float = 9.5
+    # How far off the corners may be by the dots' own scatter: their fit's rms over sqrt(dots),
+    # times about this for carrying it from the dots out to the corners.
+    dots_to_corners: float = 3.0
+    # A corner (or the map) this share of the photo's long side outside the frame still counts as
+    # inside: within the outline's own error.
+    frame_tolerance: float = 0.005
     # Below this the city dots (10 mm) are a few pixels wide and cannot be relied on to confirm an
     # outline (the tracks' layout may, see LayoutConfig): at the true outline, fewer than
     # `DotConfig.min_verified` answered on 8 of 71 boards of 0.5-0.8 px/mm and on none of 117 from
