@@ -39,7 +39,7 @@ from scoring.board import load_board
 from vision.locate.dots import dot_map
 from vision.rectify import BOARD_MM, flatten
 
-BAND_MM = 24.5  # width of the score-track band
+BAND_MM = load_board().score_track_mm  # width of the score-track band
 CORNER_SKIP = 0.07  # fraction of each side left out at both ends (light corner medallions)
 MIN_QUALITY = 0.15  # a board's worst side agrees at least this well (0..1.25)
 GOOD_QUALITY = 0.5  # a fit this clean ends the search
