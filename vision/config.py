@@ -15,7 +15,9 @@ HUE_RANGE = 180  # OpenCV's 8-bit hue runs 0..179 (degrees halved)
 CHANNELS = 3  # of a colour image: BGR, HSV or Lab
 CORNERS = 4  # of a quadrilateral (the board's outline), as many as its sides
 MEGA = 1_000_000  # bytes in a megabyte, pixels in a megapixel (as the messages count them)
+MAD_TO_SIGMA = 1.4826  # median absolute deviation to standard deviation, for normal noise
 EPS = 1e-6  # differences below this are rounding, not signal (and keep divisions finite)
+PARALLEL_DET = 1e-9  # two lines whose directions' determinant is under this are parallel: they do not meet
 
 # The reduced copy of the photo the board is searched on and its quality judged on (`rectify.shrink`):
 # about this many pixels on the long side, enough for the outline and the checks, fast to search.

@@ -40,7 +40,7 @@ import numpy as np
 
 from vision.config import CHANNELS
 from vision.locate import outline, printed
-from vision.locate.config import DotConfig, LayoutConfig, LocateConfig, MatchConfig
+from vision.locate.config import DotConfig, LayoutConfig, LocateConfig, MatchConfig, OutlineConfig
 from vision.locate.dots import DotCheck, check_outline, city_dots_mm, verified
 from vision.locate.errors import (
     BY_TRACKS_MESSAGE,
@@ -62,7 +62,7 @@ MSG_UNSURE = ("the board's outline is uncertain: check the corners (or retake th
               "in even light)")
 
 __all__ = ["BoardCutOff", "BoardMirrored", "BoardNotFound", "DotConfig", "LayoutConfig", "LocateConfig", "MatchConfig",
-           "locate_board", "scale_location"]
+           "OutlineConfig", "locate_board", "scale_location"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,7 +87,7 @@ def locate_board(image_bgr: np.ndarray, cfg: LocateConfig = LocateConfig()) -> B
     ref = printed.load_reference()
 
     # Cheapest and likeliest first: the best colour outline, the print, then every colour outline.
-    outlines, cut = outline.find_outlines(img, small, scale)
+    outlines, cut = outline.find_outlines(img, small, scale, cfg=cfg.outline)
     found: list[_Found] = []
     for corners, source, refined in _outlines(img, small, scale, outlines, ref, cfg):
         found += _confirm(img, small, scale, corners, source, cfg, refined)
@@ -153,16 +153,16 @@ def _outlines(img, small, scale, outlines, ref, cfg):
     tried = []
     for cand in outlines[:1]:
         tried.append(cand.corners)
-        yield outline.board_order(small, scale, cand.corners), "colour", True
+        yield outline.board_order(small, scale, cand.corners, cfg.outline, cfg.dots), "colour", True
     m = printed.match_board(small, ref, cfg.match)
     if m is not None:
         yield (m.corners_xy + 0.5) / scale - 0.5, "print", False
     # The clean colour fit was the table's: every candidate, not only the first clean one.
-    more, _ = outline.find_outlines(img, small, scale, exhaustive=True)
+    more, _ = outline.find_outlines(img, small, scale, exhaustive=True, cfg=cfg.outline)
     for cand in more[:cfg.max_outlines]:
         if not any(np.allclose(cand.corners, c, atol=2.0) for c in tried):
             tried.append(cand.corners)
-            yield outline.board_order(small, scale, cand.corners), "colour", True
+            yield outline.board_order(small, scale, cand.corners, cfg.outline, cfg.dots), "colour", True
     # A patterned table's features crowd the print's out of the first match: all of them, at last.
     m = printed.match_board(small, ref, dataclasses.replace(cfg.match, features=cfg.match.last_features))
     if m is not None:
@@ -178,7 +178,7 @@ def _confirm(img, small, scale, corners_xy, source, cfg, refined: bool = False) 
     out: list[_Found] = []
     start, how, best_found = corners_xy, source, -1
     for _ in range(1 + cfg.corrections):
-        sides = None if refined and how == source else outline.refine_sides(img, start)
+        sides = None if refined and how == source else outline.refine_sides(img, start, cfg.outline)
         tries = ([(sides.corners, how + ", sides refined")] if sides is not None else []) + [(start, how)]
         for corners, name in tries:
             out.append(_check(small, scale, corners, name, cfg))
