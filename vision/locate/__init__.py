@@ -228,8 +228,8 @@ def _mirrored(small, ref, cfg) -> bool:
 def _confidence(check: DotCheck, cfg: LocateConfig) -> float:
     """0..1 from how far the outline may be off: the distance the dots would still move it, plus
     twice the scatter of their fit at the corners (rms / sqrt(dots), times `dots_to_corners` for
-    carrying it from the dots out to the corners). 1 up to `good_mm` (0.5 % of the diagonal), 0 from `bad_mm` (1 %,
-    the error that misreads tracks), so it falls under 0.5 (flagged) past 0.75 %."""
+    carrying it from the dots out to the corners). 1 up to `good_mm` (0.5 % of the diagonal), 0
+    from `bad_mm` (1 %, the error that misreads tracks), so it falls under 0.5 (flagged) past 0.75 %."""
     if check.found == 0:
         return 0.0
     spread = cfg.dots_to_corners * check.rms_mm / np.sqrt(check.found)

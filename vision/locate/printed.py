@@ -26,9 +26,9 @@ from vision.config import BYTE_MAX
 from vision.locate.config import MatchConfig, ReferenceConfig
 from vision.rectify import board_corners_mm, flatten
 
-SIFT_SIZE = 128  # bytes of a SIFT descriptor
-# The reference's descriptors in FLANN's randomised kd-trees (algorithm 1), and how many leaves a
-# query visits: approximate nearest neighbours, fast enough for thousands of features.
+_SIFT_SIZE = 128  # bytes of a SIFT descriptor
+# Approximate nearest neighbours: the reference's descriptors in FLANN's randomised kd-trees
+# (algorithm 1), and how often a query traverses them (more: nearer neighbours found, slower).
 _FLANN_INDEX = dict(algorithm=1, trees=4)
 _FLANN_SEARCH = dict(checks=48)
 
@@ -42,7 +42,7 @@ class PrintedReference:
 
     def __post_init__(self):
         n = len(self.keypoints_mm)
-        if self.keypoints_mm.shape != (n, 2) or self.descriptors.shape != (n, SIFT_SIZE):
+        if self.keypoints_mm.shape != (n, 2) or self.descriptors.shape != (n, _SIFT_SIZE):
             raise ValueError("keypoints_mm must be (n, 2) and descriptors (n, 128)")
 
     @cached_property
