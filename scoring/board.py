@@ -52,6 +52,7 @@ class Ticket:
 class Board:
     name: str
     board_mm: tuple[float, float]  # width, height of the whole board, score track included
+    score_track_mm: float  # width of the score-track band round the map, from the board's edge
     cities: dict[str, City]
     tracks: tuple[Track, ...]
     tickets: tuple[Ticket, ...]
@@ -82,6 +83,8 @@ class BoardDataError(ValueError):
 
 
 def _validate(board: Board) -> None:
+    if not 0 < board.score_track_mm < min(board.board_mm) / 2:
+        raise BoardDataError(f"the score track ({board.score_track_mm} mm) does not fit the board {board.board_mm}")
     names = set(board.cities)
     for t in board.tracks:
         if t.a not in names or t.b not in names or t.a == t.b:
@@ -116,6 +119,7 @@ def load_board(name: str = "usa") -> Board:
     board = Board(
         name=raw["name"],
         board_mm=tuple(float(v) for v in raw["board_mm"]),
+        score_track_mm=float(raw["score_track_mm"]),
         cities={c["name"]: City(c["name"], float(c["x"]), float(c["y"])) for c in raw["cities"]},
         tracks=tuple(Track(int(t["id"]), t["a"], t["b"], int(t["length"]), t["color"]) for t in raw["tracks"]),
         tickets=tuple(Ticket(k["a"], k["b"], int(k["points"]), k["points_2004"], k["origin"], tuple(k["decks"]))

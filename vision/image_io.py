@@ -23,11 +23,11 @@ from __future__ import annotations
 import io
 import os
 import re
+import struct
 import tempfile
 import threading
 import warnings
 from dataclasses import dataclass
-from pathlib import Path
 
 import cv2
 import numpy as np
@@ -35,13 +35,7 @@ from PIL import ExifTags, Image, ImageOps, UnidentifiedImageError
 
 from scoring.errors import TtrError
 from scoring.files import read_capped
-
-# 50 megapixels: well above any phone's default (12-48 MP), far below a memory problem (150 MB BGR).
-MAX_PIXELS = 50_000_000
-# A 48 MP phone JPEG or HEIC is 10-25 MB; a 50 MP PNG of a photo can reach ~100 MB.
-MAX_FILE_BYTES = 100_000_000
-MIN_SIDE = 64  # pixels: the board's 100 tracks cannot be read from less
-MAX_ASPECT = 6.0  # long side / short side: a board is 1.5, a phone's widest frame ~2.2
+from vision.config import DECODER_NOTE_BYTES, MAX_ASPECT, MAX_EXIF_PIXELS, MAX_FILE_BYTES, MAX_PIXELS, MEGA, MIN_SIDE
 
 _REDUCE_FLAGS = {1: cv2.IMREAD_COLOR, 2: cv2.IMREAD_REDUCED_COLOR_2, 4: cv2.IMREAD_REDUCED_COLOR_4,
                  8: cv2.IMREAD_REDUCED_COLOR_8}
@@ -52,6 +46,18 @@ except ImportError:
     pass
 else:
     pillow_heif.register_heif_opener()
+
+# Facts of the file formats (not settings).
+# The first bytes of each format (HEIF: an "ftyp" box of one of these brands).
+_MAGIC = re.compile(rb"\xff\xd8\xff|\x89PNG\r\n\x1a\n|RIFF.{4}WEBP"
+                    rb"|.{4}ftyp(?:heic|heix|mif1|msf1|heim|heis|avif)", re.S)
+_TURNED_QUARTER = (5, 6, 7, 8)  # EXIF orientations that turn the photo a quarter: width and height swap
+_EXIF_ORIENTATIONS = range(1, 9)
+_PNG_TAIL = 16  # bytes at a PNG's end that hold its IEND chunk (12 bytes), with a little slack
+_RIFF_HEADER = struct.Struct("<4sI")  # "RIFF", then the length of all that follows this header
+_SEGMENT_LENGTH = struct.Struct(">H")  # a JPEG segment's length, after its 2-byte marker
+# JPEG markers (each after a 0xFF byte): end of image, restarts RST0-RST7, TEM, start of scan.
+_JPEG_FF, _JPEG_EOI, _JPEG_RST0, _JPEG_RST7, _JPEG_TEM, _JPEG_SOS = 0xFF, 0xD9, 0xD0, 0xD7, 0x01, 0xDA
 
 
 class PhotoError(TtrError):
@@ -72,8 +78,8 @@ def _read_bytes(path_or_bytes) -> tuple[bytes, str]:
     if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
         data, name = bytes(path_or_bytes), "the photo"
         if len(data) > MAX_FILE_BYTES:
-            raise PhotoError(f"{name}: the photo is too large ({len(data) / 1e6:.0f} MB; "
-                             f"at most {MAX_FILE_BYTES / 1e6:.0f} MB are read)")
+            raise PhotoError(f"{name}: the photo is too large ({len(data) / MEGA:.0f} MB; "
+                             f"at most {MAX_FILE_BYTES / MEGA:.0f} MB are read)")
     else:
         name = os.fspath(path_or_bytes)
         name = os.fsdecode(name) if isinstance(name, bytes) else name
@@ -90,7 +96,7 @@ def _open_pil(data: bytes, name: str):
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
             return Image.open(io.BytesIO(data))
     except Image.DecompressionBombError:
-        raise PhotoError(f"{name}: the image is too large (more than {MAX_PIXELS // 1_000_000} megapixels)") from None
+        raise PhotoError(f"{name}: the image is too large (more than {MAX_PIXELS // MEGA} megapixels)") from None
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError):
         if _looks_like_image(data):
             raise PhotoError(f"{name}: the image file is truncated or damaged") from None
@@ -99,9 +105,7 @@ def _open_pil(data: bytes, name: str):
 
 def _looks_like_image(data: bytes) -> bool:
     """The first bytes name an image format (so a failure to open means a damaged file)."""
-    return (data[:3] == b"\xff\xd8\xff" or data[:8] == b"\x89PNG\r\n\x1a\n"
-            or (data[:4] == b"RIFF" and data[8:12] == b"WEBP")
-            or (data[4:8] == b"ftyp" and data[8:12] in (b"heic", b"heix", b"mif1", b"msf1", b"heim", b"heis", b"avif")))
+    return _MAGIC.match(data) is not None
 
 
 def read_header(path_or_bytes) -> PhotoHeader:
@@ -114,9 +118,9 @@ def _header(im, name: str) -> PhotoHeader:
     w, h = im.size
     orientation = 1
     # Refuse a huge image before anything can decode it (Pillow's PNG getexif() decodes pixels).
-    if w * h <= MAX_PIXELS * 4 and im.format != "HEIF":  # pillow-heif applies HEIF's own rotation
+    if w * h <= MAX_EXIF_PIXELS and im.format != "HEIF":  # pillow-heif applies HEIF's own rotation
         orientation = _exif_orientation(im)
-    if orientation in (5, 6, 7, 8):
+    if orientation in _TURNED_QUARTER:
         w, h = h, w
     _check_shape(name, int(w), int(h))
     return PhotoHeader(format=im.format or "?", size_wh=(int(w), int(h)), orientation=orientation)
@@ -145,10 +149,10 @@ def _exif_orientation(im) -> int:
             exif.load(raw)
         else:
             exif = im.getexif()
-        value = int(exif.get(0x0112, 1) or 1)
+        value = int(exif.get(ExifTags.Base.Orientation, 1) or 1)
     except Exception:  # a broken EXIF block is not worth refusing the photo for
         return 1
-    return value if value in range(1, 9) else 1
+    return value if value in _EXIF_ORIENTATIONS else 1
 
 
 def _complete(fmt: str, data: bytes) -> bool:
@@ -156,9 +160,9 @@ def _complete(fmt: str, data: bytes) -> bool:
     if fmt == "JPEG":
         return _jpeg_complete(data)
     if fmt == "PNG":  # the last chunk is IEND
-        return b"IEND" in data[-16:]
+        return b"IEND" in data[-_PNG_TAIL:]
     if fmt == "WEBP":  # the RIFF header gives the file's length
-        return len(data) >= int.from_bytes(data[4:8], "little") + 8
+        return len(data) >= _RIFF_HEADER.unpack_from(data)[1] + _RIFF_HEADER.size
     return True
 
 
@@ -173,22 +177,22 @@ def _jpeg_complete(data: bytes) -> bool:
     n = len(data)
     pos = 2  # after SOI
     while pos + 2 <= n:
-        if data[pos] != 0xFF:
+        if data[pos] != _JPEG_FF:
             return False
         marker = data[pos + 1]
-        if marker == 0xFF:  # fill byte
+        if marker == _JPEG_FF:  # fill byte
             pos += 1
             continue
-        if marker == 0xD9:
+        if marker == _JPEG_EOI:
             return True
-        if 0xD0 <= marker <= 0xD7 or marker == 0x01:
+        if _JPEG_RST0 <= marker <= _JPEG_RST7 or marker == _JPEG_TEM:
             pos += 2
             continue
-        if pos + 4 > n:
+        if pos + 2 + _SEGMENT_LENGTH.size > n:
             return False
-        seg_len = (data[pos + 2] << 8) | data[pos + 3]
+        (seg_len,) = _SEGMENT_LENGTH.unpack_from(data, pos + 2)
         pos += 2 + seg_len
-        if marker == 0xDA:  # start of scan: skip entropy-coded data to the next real marker
+        if marker == _JPEG_SOS:  # start of scan: skip entropy-coded data to the next real marker
             m = _NEXT_MARKER.search(data, pos)
             if m is None:
                 return False
@@ -224,8 +228,8 @@ def load_photo(path_or_bytes, reduce: int = 1, max_pixels: int = MAX_PIXELS) -> 
     header = _header(pil, name)
     w, h = header.size_wh
     if w * h > max_pixels:
-        raise PhotoError(f"{name}: the image is too large ({w}x{h}, {w * h / 1e6:.0f} megapixels; "
-                         f"the limit is {max_pixels / 1e6:.0f})")
+        raise PhotoError(f"{name}: the image is too large ({w}x{h}, {w * h / MEGA:.0f} megapixels; "
+                         f"the limit is {max_pixels / MEGA:.0f})")
     if w < 1 or h < 1:
         raise PhotoError(f"{name}: the image has no pixels")
 
@@ -285,7 +289,7 @@ def _imdecode_listening(data: bytes, flags: int) -> tuple[np.ndarray | None, str
                 finally:
                     os.dup2(saved, 2)
                 f.seek(0)
-                said = f.read(4096).decode("utf-8", "replace")
+                said = f.read(DECODER_NOTE_BYTES).decode("utf-8", "replace")
         finally:
             os.close(saved)
     return img, said

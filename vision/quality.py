@@ -13,17 +13,9 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
+from vision.config import CORNERS, WORK_SIDE, QualityConfig
 from vision.reading import BoardLocation
 from vision.rectify import BOARD_MM, flatten, flattened_to_photo_homography, photo_px_per_mm, shrink
-
-DARK_MEDIAN = 60  # median grey (0..255) of the map below this: too dark
-# Variance of the Laplacian of the map seen at 1 px/mm below this: blurred. On the real dev
-# photos a sharp photo gives 700-5000, a Gaussian blur of 1 mm 75-165, of 2 mm 15-23; cars
-# (8 x 22 mm) stay readable to about 1.5 mm.
-BLUR_VAR = 50.0
-GLARE_FRACTION = 0.03  # share of the map's pixels blown out (near white, no colour)
-SMALL_FRACTION = 0.25  # board area below this share of the frame: small
-MAP_INSET_MM = 30.0  # the map only: the score track is dark by design
 
 MSG_DARK = "the photo is dark: more light (or no shadow over the board) reads better"
 MSG_BLUR = "the photo looks blurred: hold still and let the camera focus on the board"
@@ -31,48 +23,54 @@ MSG_GLARE = "there is glare on the board: tilt the phone or move the light to av
 MSG_SMALL = "the board is small in the photo: come closer so it fills most of the frame"
 
 
-def photo_warnings(image_bgr: np.ndarray, location: BoardLocation) -> list[str]:
+def photo_warnings(image_bgr: np.ndarray, location: BoardLocation, cfg: QualityConfig = QualityConfig()) -> list[str]:
     """Warnings about the photo's quality over the board area (empty list when it looks fine)."""
     img = np.asarray(image_bgr)
-    small, scale = shrink(img, 1000)
-    return board_warnings(img, location.corners_xy, small, scale)
+    small, scale = shrink(img, WORK_SIDE)
+    return board_warnings(img, location.corners_xy, small, scale, cfg)
 
 
-def board_warnings(image_bgr: np.ndarray, corners_xy, small: np.ndarray, scale: float) -> list[str]:
+def board_warnings(image_bgr: np.ndarray, corners_xy, small: np.ndarray, scale: float,
+                   cfg: QualityConfig = QualityConfig()) -> list[str]:
     """`photo_warnings` given a shrunken copy already made (`small`, `scale` from `rectify.shrink`)."""
     img = np.asarray(image_bgr)
-    corners = np.asarray(corners_xy, dtype=np.float64).reshape(4, 2)
+    corners = np.asarray(corners_xy, dtype=np.float64).reshape(CORNERS, 2)
     out: list[str] = []
     flat = flatten(small, (corners + 0.5) * scale - 0.5, px_per_mm=1.0)
-    m = int(MAP_INSET_MM)
+    m = int(cfg.map_inset_mm)
     inner = flat[m:-m, m:-m]
     gray = cv2.cvtColor(inner, cv2.COLOR_BGR2GRAY)
-    if float(np.median(gray)) < DARK_MEDIAN:
+    if float(np.median(gray)) < cfg.dark_median:
         out.append(MSG_DARK)
-    if sharpness(img, corners) < BLUR_VAR:
+    if blurred(img, corners, cfg):
         out.append(MSG_BLUR)
     hsv = cv2.cvtColor(inner, cv2.COLOR_BGR2HSV)
-    blown = (hsv[:, :, 2] >= 250) & (hsv[:, :, 1] <= 30)
-    if float(blown.mean()) > GLARE_FRACTION:
+    blown = (hsv[:, :, 2] >= cfg.glare_min_value) & (hsv[:, :, 1] <= cfg.glare_max_sat)
+    if float(blown.mean()) > cfg.glare_fraction:
         out.append(MSG_GLARE)
     h, w = img.shape[:2]
     area = abs(cv2.contourArea(corners.astype(np.float32)))
-    if area < SMALL_FRACTION * w * h:
+    if area < cfg.small_fraction * w * h:
         out.append(MSG_SMALL)
     return out
 
 
-def sharpness(image_bgr: np.ndarray, corners_xy, px_per_mm: float = 1.0) -> float:
+def blurred(image_bgr: np.ndarray, corners_xy, cfg: QualityConfig = QualityConfig()) -> bool:
+    """Whether the map looks blurred (`sharpness` at 1 px/mm under `cfg.blur_var`)."""
+    return sharpness(image_bgr, corners_xy, cfg=cfg) < cfg.blur_var
+
+
+def sharpness(image_bgr: np.ndarray, corners_xy, px_per_mm: float = 1.0, cfg: QualityConfig = QualityConfig()) -> float:
     """Variance of the Laplacian over the middle of the map, seen at `px_per_mm`.
 
-    A 240 x 140 mm window in the map's middle is warped at the photo's own scale (no aliasing),
-    then area-averaged to `px_per_mm`, so the figure is about the board, not the photo's size.
+    A window in the map's middle (`cfg.sharp_window_mm`) is warped at the photo's own scale (no
+    aliasing), then area-averaged to `px_per_mm`, so the figure is about the board, not the photo's size.
     """
-    corners = np.asarray(corners_xy, dtype=np.float64).reshape(4, 2)
-    native = float(np.clip(photo_px_per_mm(corners), 0.25, 4 * px_per_mm))
-    win_mm = np.array([240.0, 140.0])
+    corners = np.asarray(corners_xy, dtype=np.float64).reshape(CORNERS, 2)
+    native = float(np.clip(photo_px_per_mm(corners), cfg.sharp_min_px_per_mm, cfg.sharp_oversample * px_per_mm))
+    win_mm = np.array(cfg.sharp_window_mm)
     x0, y0 = (np.array(BOARD_MM) - win_mm) / 2
-    size = np.maximum(np.round(win_mm * native).astype(int), 8)
+    size = np.maximum(np.round(win_mm * native).astype(int), cfg.sharp_min_px)
     # flattened pixel (u, v) at `native` shows board mm ((u+0.5)/native, ...); shift to the window.
     shift = np.array([[1, 0, x0 * native], [0, 1, y0 * native], [0, 0, 1]])
     H = flattened_to_photo_homography(corners, native) @ shift

@@ -29,7 +29,7 @@ PPM = 1.0  # the stand-in board is drawn at 1 px/mm
 def draw_board(rng: np.random.Generator) -> np.ndarray:
     """The stand-in board, BGR, (525, 795) at 1 px/mm, board's own top-left at (0, 0)."""
     w, h = int(BOARD_MM[0] * PPM), int(BOARD_MM[1] * PPM)
-    b = int(round(24.5 * PPM))  # the score-track band
+    b = int(round(load_board().score_track_mm * PPM))  # the score-track band
     board = np.empty((h, w, 3), np.float32)
     board[:] = (200, 196, 188)  # pale grey-blue map
     ring = np.zeros((h, w), bool)

@@ -38,8 +38,9 @@ import dataclasses
 import cv2
 import numpy as np
 
+from vision.config import CHANNELS
 from vision.locate import outline, printed
-from vision.locate.config import DotConfig, LayoutConfig, LocateConfig, MatchConfig
+from vision.locate.config import DotConfig, LayoutConfig, LocateConfig, MatchConfig, OutlineConfig
 from vision.locate.dots import DotCheck, check_outline, city_dots_mm, verified
 from vision.locate.errors import (
     BY_TRACKS_MESSAGE,
@@ -52,7 +53,7 @@ from vision.locate.errors import (
 )
 from vision.locate.layout import check_layout
 from vision.locate.layout import confirmed as layout_confirmed
-from vision.quality import BLUR_VAR, board_warnings, sharpness
+from vision.quality import blurred, board_warnings
 from vision.reading import BoardLocation
 from vision.rectify import BOARD_MM, board_to_photo_homography, photo_px_per_mm, shrink
 
@@ -61,7 +62,7 @@ MSG_UNSURE = ("the board's outline is uncertain: check the corners (or retake th
               "in even light)")
 
 __all__ = ["BoardCutOff", "BoardMirrored", "BoardNotFound", "DotConfig", "LayoutConfig", "LocateConfig", "MatchConfig",
-           "locate_board", "scale_location"]
+           "OutlineConfig", "locate_board", "scale_location"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,15 +79,15 @@ def locate_board(image_bgr: np.ndarray, cfg: LocateConfig = LocateConfig()) -> B
     img = np.asarray(image_bgr)
     if img.ndim == 2:
         img = cv2.cvtColor(img, cv2.COLOR_GRAY2BGR)
-    if img.ndim != 3 or img.shape[2] < 3 or min(img.shape[:2]) < 32:
+    if img.ndim != 3 or img.shape[2] < CHANNELS or min(img.shape[:2]) < cfg.min_image_px:
         raise BoardNotFound()
-    img = np.ascontiguousarray(img[:, :, :3])
+    img = np.ascontiguousarray(img[:, :, :CHANNELS])
     h, w = img.shape[:2]
     small, scale = shrink(img, cfg.work_side)
     ref = printed.load_reference()
 
     # Cheapest and likeliest first: the best colour outline, the print, then every colour outline.
-    outlines, cut = outline.find_outlines(img, small, scale)
+    outlines, cut = outline.find_outlines(img, small, scale, cfg=cfg.outline)
     found: list[_Found] = []
     for corners, source, refined in _outlines(img, small, scale, outlines, ref, cfg):
         found += _confirm(img, small, scale, corners, source, cfg, refined)
@@ -104,8 +105,8 @@ def locate_board(image_bgr: np.ndarray, cfg: LocateConfig = LocateConfig()) -> B
         seen = _board_seen(found)
         across = photo_px_per_mm(seen.corners_xy) * BOARD_MM[0] if seen is not None else np.inf
         small_board = across < cfg.min_px_per_mm * BOARD_MM[0]
-        blurred = seen is not None and _blurred(img, seen)
-        by_layout = _by_layout(img, found, cfg) if small_board or blurred else None
+        is_blurred = seen is not None and _blurred(img, seen, cfg)
+        by_layout = _by_layout(img, found, cfg) if small_board or is_blurred else None
         if by_layout is None:
             if _mirrored(small, ref, cfg):
                 raise BoardMirrored()
@@ -118,11 +119,11 @@ def locate_board(image_bgr: np.ndarray, cfg: LocateConfig = LocateConfig()) -> B
     best = standing[0]  # the first found that the dots (or, where they cannot speak, the tracks) confirm
     corners, check = best.corners_xy, best.check
 
-    warnings = _frame_check(corners, (w, h)) + warnings
+    warnings = _frame_check(corners, (w, h), cfg) + warnings
     confidence = _confidence(check, cfg)
     if confidence < 0.5:
         warnings.append(MSG_UNSURE)
-    warnings.extend(m for m in board_warnings(img, corners, small, scale) if m not in warnings)
+    warnings.extend(m for m in board_warnings(img, corners, small, scale, cfg.quality) if m not in warnings)
     return BoardLocation(corners_xy=corners.astype(np.float64), orientation=_orientation_of(corners),
                          confidence=confidence, warnings=tuple(warnings))
 
@@ -152,16 +153,16 @@ def _outlines(img, small, scale, outlines, ref, cfg):
     tried = []
     for cand in outlines[:1]:
         tried.append(cand.corners)
-        yield outline.board_order(small, scale, cand.corners), "colour", True
+        yield outline.board_order(small, scale, cand.corners, cfg.outline, cfg.dots), "colour", True
     m = printed.match_board(small, ref, cfg.match)
     if m is not None:
         yield (m.corners_xy + 0.5) / scale - 0.5, "print", False
     # The clean colour fit was the table's: every candidate, not only the first clean one.
-    more, _ = outline.find_outlines(img, small, scale, exhaustive=True)
+    more, _ = outline.find_outlines(img, small, scale, exhaustive=True, cfg=cfg.outline)
     for cand in more[:cfg.max_outlines]:
         if not any(np.allclose(cand.corners, c, atol=2.0) for c in tried):
             tried.append(cand.corners)
-            yield outline.board_order(small, scale, cand.corners), "colour", True
+            yield outline.board_order(small, scale, cand.corners, cfg.outline, cfg.dots), "colour", True
     # A patterned table's features crowd the print's out of the first match: all of them, at last.
     m = printed.match_board(small, ref, dataclasses.replace(cfg.match, features=cfg.match.last_features))
     if m is not None:
@@ -177,7 +178,7 @@ def _confirm(img, small, scale, corners_xy, source, cfg, refined: bool = False) 
     out: list[_Found] = []
     start, how, best_found = corners_xy, source, -1
     for _ in range(1 + cfg.corrections):
-        sides = None if refined and how == source else outline.refine_sides(img, start)
+        sides = None if refined and how == source else outline.refine_sides(img, start, cfg.outline)
         tries = ([(sides.corners, how + ", sides refined")] if sides is not None else []) + [(start, how)]
         for corners, name in tries:
             out.append(_check(small, scale, corners, name, cfg))
@@ -196,10 +197,10 @@ def _board_seen(found: list[_Found]) -> _Found | None:
     return max(found, key=lambda f: f.check.found) if found else None
 
 
-def _blurred(img, seen: _Found) -> bool:
+def _blurred(img, seen: _Found, cfg: LocateConfig) -> bool:
     """Whether the photo is blurred (`vision.quality`), judged on the outline `seen`."""
     try:
-        return sharpness(img, seen.corners_xy) < BLUR_VAR
+        return blurred(img, seen.corners_xy, cfg.quality)
     except (ValueError, cv2.error):  # a degenerate outline: nothing to judge the blur on
         return False
 
@@ -226,12 +227,12 @@ def _mirrored(small, ref, cfg) -> bool:
 
 def _confidence(check: DotCheck, cfg: LocateConfig) -> float:
     """0..1 from how far the outline may be off: the distance the dots would still move it, plus
-    twice the scatter of their fit at the corners (rms / sqrt(dots), times ~3 for carrying it from
-    the dots out to the corners). 1 up to `good_mm` (0.5 % of the diagonal), 0 from `bad_mm` (1 %,
-    the error that misreads tracks), so it falls under 0.5 (flagged) past 0.75 %."""
+    twice the scatter of their fit at the corners (rms / sqrt(dots), times `dots_to_corners` for
+    carrying it from the dots out to the corners). 1 up to `good_mm` (0.5 % of the diagonal), 0
+    from `bad_mm` (1 %, the error that misreads tracks), so it falls under 0.5 (flagged) past 0.75 %."""
     if check.found == 0:
         return 0.0
-    spread = 3.0 * check.rms_mm / np.sqrt(check.found)
+    spread = cfg.dots_to_corners * check.rms_mm / np.sqrt(check.found)
     off = check.correction_mm + 2.0 * spread
     return float(np.clip(1.0 - (off - cfg.good_mm) / (cfg.bad_mm - cfg.good_mm), 0.0, 1.0))
 
@@ -243,7 +244,7 @@ def _orientation_of(corners: np.ndarray) -> int:
     return int(round(ang / 90.0)) % 4 * 90
 
 
-def _frame_check(corners: np.ndarray, size_wh) -> list[str]:
+def _frame_check(corners: np.ndarray, size_wh, cfg: LocateConfig) -> list[str]:
     """Warn when a board corner is outside the frame; raise when the frame cuts into the map."""
     w, h = size_wh
     H = board_to_photo_homography(corners)
@@ -251,7 +252,7 @@ def _frame_check(corners: np.ndarray, size_wh) -> list[str]:
     m = BAND_MM
     inner = np.array([[m, m], [BOARD_MM[0] - m, m], [BOARD_MM[0] - m, BOARD_MM[1] - m], [m, BOARD_MM[1] - m]])
     pi = cv2.perspectiveTransform(inner.reshape(-1, 1, 2), H).reshape(-1, 2)
-    tol = 0.005 * max(w, h)
+    tol = cfg.frame_tolerance * max(w, h)
     if np.any(pi[:, 0] < -tol) or np.any(pi[:, 0] > w - 1 + tol) or np.any(pi[:, 1] < -tol) or np.any(pi[:, 1] > h - 1 + tol):
         raise BoardCutOff(CUT_OFF_MESSAGE)
     out = (corners[:, 0] < -tol) | (corners[:, 0] > w - 1 + tol) | (corners[:, 1] < -tol) | (corners[:, 1] > h - 1 + tol)

@@ -21,14 +21,9 @@ import cv2
 import numpy as np
 
 from calibration.template import load_template
-from vision.locate.config import DotConfig
+from vision.config import BYTE_MAX, CHANNELS, CORNERS, HUE_RANGE
+from vision.locate.config import HUE_SHIFT, CopperConfig, DotConfig
 from vision.rectify import BOARD_MM, board_corners_mm, board_to_photo_homography
-
-DOT_MM = 5.0  # the disc's inner part the response averages (a city dot is ~10 mm across)
-DOT_SURROUND_MM = 13.0  # the square it is compared with
-PAPER_GREY = 200.0  # the map's paper is made this grey before copper is looked for
-PAPER_SAMPLE_PX_PER_MM = 0.25  # the coarse flattening the paper's colour is taken from
-MAP_INSET_MM = 40.0  # the map only: the score track is red-brown
 
 
 @dataclass(frozen=True)
@@ -48,51 +43,51 @@ def city_dots_mm() -> np.ndarray:
     return np.array(list(load_template().cities.values()), np.float64)
 
 
-def _copper_luts():
-    """Per-channel weights (HSV, OpenCV ranges) of 'copper-ness', as lookup tables."""
-    h = np.arange(256, dtype=np.float32)
-    hue = (h + 12) % 180  # copper-red sits round hue 12 after the shift
-    lut_h = np.clip(1 - np.abs(hue - 24) / 14, 0, 1)
-    lut_s = np.clip((h / 255 - 0.25) / 0.4, 0, 1)
-    lut_v = np.clip((h / 255 - 0.15) / 0.3, 0, 1)
-    return lut_h, lut_s, lut_v
+@lru_cache(maxsize=None)
+def _copper_lut(c: CopperConfig) -> np.ndarray:
+    """Per-channel weights (HSV, OpenCV ranges) of 'copper-ness', as lookup tables: (1, 256, 3)
+    float32, one table a channel."""
+    h = np.arange(BYTE_MAX + 1, dtype=np.float32)
+    hue = (h + HUE_SHIFT) % HUE_RANGE
+    lut_h = np.clip(1 - np.abs(hue - c.hue) / c.hue_reach, 0, 1)
+    lut_s = np.clip((h / BYTE_MAX - c.sat_from) / c.sat_rise, 0, 1)
+    lut_v = np.clip((h / BYTE_MAX - c.value_from) / c.value_rise, 0, 1)
+    return np.stack((lut_h, lut_s, lut_v), axis=-1)[None].astype(np.float32)
 
 
-_COPPER_LUT = np.stack(_copper_luts(), axis=-1)[None].astype(np.float32)  # (1, 256, 3): one table a channel
-
-
-def dot_map(flat_bgr: np.ndarray, px_per_mm: float) -> np.ndarray:
+def dot_map(flat_bgr: np.ndarray, px_per_mm: float, cfg: DotConfig = DotConfig()) -> np.ndarray:
     """Response to small copper discs (the city dots): copper-ness, disc minus its surround."""
-    w = cv2.LUT(cv2.cvtColor(flat_bgr, cv2.COLOR_BGR2HSV), _COPPER_LUT)
+    w = cv2.LUT(cv2.cvtColor(flat_bgr, cv2.COLOR_BGR2HSV), _copper_lut(cfg.copper))
     copper = w[:, :, 0] * w[:, :, 1] * w[:, :, 2]
-    k1 = max(3, int(round(DOT_MM * px_per_mm)) | 1)
-    k2 = max(k1 + 2, int(round(DOT_SURROUND_MM * px_per_mm)) | 1)
+    k1 = max(cfg.min_kernel_px, int(round(cfg.disc_mm * px_per_mm)) | 1)
+    k2 = max(k1 + 2, int(round(cfg.surround_mm * px_per_mm)) | 1)
     return cv2.blur(copper, (k1, k1)) - cv2.blur(copper, (k2, k2))
 
 
-def paper_gain(image_bgr: np.ndarray, board_to_image: np.ndarray) -> np.ndarray:
+def paper_gain(image_bgr: np.ndarray, board_to_image: np.ndarray, cfg: DotConfig = DotConfig()) -> np.ndarray:
     """(3,) per-channel gains that make the map's paper (the median of the map, coarsely
     flattened) a neutral light grey: a colour cast in the light shifts copper out of its hues."""
-    s = 1.0 / PAPER_SAMPLE_PX_PER_MM
+    s = 1.0 / cfg.paper_px_per_mm
     w, h = int(BOARD_MM[0] / s), int(BOARD_MM[1] / s)
     to_mm = np.array([[s, 0, 0.5 * s], [0, s, 0.5 * s], [0, 0, 1.0]])
     flat = cv2.warpPerspective(image_bgr, board_to_image @ to_mm, (w, h),
                                flags=cv2.INTER_AREA | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE)
-    m = int(round(MAP_INSET_MM / s))
-    paper = np.median(flat[m:-m, m:-m].reshape(-1, 3), axis=0).astype(np.float64)
-    return PAPER_GREY / np.maximum(paper, 8.0)
+    m = int(round(cfg.map_inset_mm / s))
+    paper = np.median(flat[m:-m, m:-m].reshape(-1, CHANNELS), axis=0).astype(np.float64)
+    return cfg.paper_grey / np.maximum(paper, cfg.paper_floor)
 
 
 def find_dots(image_bgr: np.ndarray, board_to_image: np.ndarray, px_per_mm: float, expected_mm: np.ndarray,
-              reach_mm: float, peak_mm: float = 2.5, gain: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+              reach_mm: float, gain: np.ndarray | None = None, cfg: DotConfig = DotConfig()
+              ) -> tuple[np.ndarray, np.ndarray]:
     """Each expected dot's strongest response within `reach_mm` of where it should be: (n, 2)
     centres in board mm (weighted centroid of the peak's top half, to a fraction of a pixel) and
     (n,) peak responses. `board_to_image` maps board mm to `image_bgr`'s pixels; only a window
     round each dot is flattened (at `px_per_mm`), not the whole board; `gain` (see `paper_gain`)
     scales its colours first."""
     r = max(1, int(round(reach_mm * px_per_mm)))
-    k = max(1, int(round(peak_mm * px_per_mm)))
-    pad = int(round(DOT_SURROUND_MM * px_per_mm / 2)) + 1  # the surround the response subtracts
+    k = max(1, int(round(cfg.peak_mm * px_per_mm)))
+    pad = int(round(cfg.surround_mm * px_per_mm / 2)) + 1  # the surround the response subtracts
     side = 2 * (r + pad) + 1
     found = np.full((len(expected_mm), 2), np.nan)
     peak = np.zeros(len(expected_mm))
@@ -105,8 +100,8 @@ def find_dots(image_bgr: np.ndarray, board_to_image: np.ndarray, px_per_mm: floa
         patch = cv2.warpPerspective(image_bgr, board_to_image @ win_to_mm, (side, side),
                                     flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE)
         if gain is not None:
-            patch = np.clip(patch * gain, 0, 255).astype(np.uint8)
-        resp = dot_map(patch, px_per_mm)[pad:-pad, pad:-pad]
+            patch = np.clip(patch * gain, 0, BYTE_MAX).astype(np.uint8)
+        resp = dot_map(patch, px_per_mm, cfg)[pad:-pad, pad:-pad]
         yy, xx = np.unravel_index(int(np.argmax(resp)), resp.shape)
         ya, xa = max(yy - k, 0), max(xx - k, 0)
         wt = np.clip(resp[ya:yy + k + 1, xa:xx + k + 1] - 0.5 * resp[yy, xx], 0, None)
@@ -124,12 +119,12 @@ def check_outline(image_bgr: np.ndarray, corners_xy, dots_mm: np.ndarray, cfg: D
     looked for within `cfg.reach_mm` of its place (a coarse outline may be a centimetre off), one
     homography fitted robustly to those found, and the outline that homography puts right. (To put
     right an outline further off, check the corrected one again: `vision.locate` does.)"""
-    corners = np.asarray(corners_xy, dtype=np.float64).reshape(4, 2)
+    corners = np.asarray(corners_xy, dtype=np.float64).reshape(CORNERS, 2)
     failed = DotCheck(0, len(dots_mm), float("inf"), float("inf"), corners)
     try:
         H_photo = board_to_photo_homography(corners)
         seen, peak = find_dots(image_bgr, H_photo, cfg.px_per_mm, dots_mm, cfg.reach_mm,
-                               gain=paper_gain(image_bgr, H_photo))
+                               gain=paper_gain(image_bgr, H_photo, cfg), cfg=cfg)
     except (ValueError, cv2.error):
         return failed
     ok = peak > cfg.min_response

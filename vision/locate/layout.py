@@ -22,9 +22,12 @@ import cv2
 import numpy as np
 
 from calibration.template import load_template
+from vision.config import CHANNELS, CORNERS, EPS
 from vision.light import BORDER_MM
 from vision.locate.config import LayoutConfig
 from vision.rectify import flatten, flattened_size
+
+_SHIFT = 4  # fractional bits of the spaces' corners as drawn (cv2.fillConvexPoly's `shift`)
 
 
 @dataclass(frozen=True)
@@ -41,28 +44,28 @@ def spaces_image(px_per_mm: float) -> np.ndarray:
     w, h = flattened_size(px_per_mm)
     img = np.zeros((h, w), np.float32)
     for q in load_template().all_spaces().quads:
-        pts = np.round((q * px_per_mm - 0.5) * 16).astype(np.int32)  # 4 fractional bits
-        cv2.fillConvexPoly(img, pts, 1.0, lineType=cv2.LINE_AA, shift=4)
+        pts = np.round((q * px_per_mm - 0.5) * (1 << _SHIFT)).astype(np.int32)
+        cv2.fillConvexPoly(img, pts, 1.0, lineType=cv2.LINE_AA, shift=_SHIFT)
     return img
 
 
 def ink(flat_bgr: np.ndarray, map_inset: int) -> np.ndarray:
     """How far each pixel is from the map's paper (Lab distance to the map's median colour)."""
     lab = cv2.cvtColor(flat_bgr, cv2.COLOR_BGR2LAB).astype(np.float32)
-    paper = np.median(lab[map_inset:-map_inset, map_inset:-map_inset].reshape(-1, 3), axis=0)
+    paper = np.median(lab[map_inset:-map_inset, map_inset:-map_inset].reshape(-1, CHANNELS), axis=0)
     return np.linalg.norm(lab - paper, axis=2)
 
 
 def _correlation(ink_map: np.ndarray, spaces: np.ndarray, inset: int) -> float:
     a = ink_map[inset:-inset, inset:-inset].ravel()
-    if a.std() < 1e-6:
+    if a.std() < EPS:  # a flat image: no correlation to speak of
         return 0.0
     return float(np.corrcoef(a, spaces[inset:-inset, inset:-inset].ravel())[0, 1])
 
 
 def check_layout(image_bgr: np.ndarray, corners_xy, cfg: LayoutConfig = LayoutConfig()) -> LayoutCheck:
     """The tracks' layout's verdict on an outline (photo pixels of `image_bgr`, board order)."""
-    c = np.asarray(corners_xy, dtype=np.float64).reshape(4, 2)
+    c = np.asarray(corners_xy, dtype=np.float64).reshape(CORNERS, 2)
     inset = max(1, int(round(BORDER_MM * cfg.px_per_mm)))  # the map only: the score track is all ink
     try:
         seen = ink(flatten(image_bgr, c, px_per_mm=cfg.px_per_mm), inset)

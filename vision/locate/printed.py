@@ -22,11 +22,15 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vision.locate.config import MatchConfig
+from vision.config import BYTE_MAX
+from vision.locate.config import MatchConfig, ReferenceConfig
 from vision.rectify import board_corners_mm, flatten
 
-REFERENCE_PX_PER_MM = 0.75  # the reference's features are found on the board at this scale
-REFERENCE_FEATURES = 3000
+_SIFT_SIZE = 128  # bytes of a SIFT descriptor
+# Approximate nearest neighbours: the reference's descriptors in FLANN's randomised kd-trees
+# (algorithm 1), and how often a query traverses them (more: nearer neighbours found, slower).
+_FLANN_INDEX = dict(algorithm=1, trees=4)
+_FLANN_SEARCH = dict(checks=48)
 
 
 @dataclass(frozen=True)
@@ -38,13 +42,13 @@ class PrintedReference:
 
     def __post_init__(self):
         n = len(self.keypoints_mm)
-        if self.keypoints_mm.shape != (n, 2) or self.descriptors.shape != (n, 128):
+        if self.keypoints_mm.shape != (n, 2) or self.descriptors.shape != (n, _SIFT_SIZE):
             raise ValueError("keypoints_mm must be (n, 2) and descriptors (n, 128)")
 
     @cached_property
     def matcher(self) -> cv2.FlannBasedMatcher:
         """A FLANN index over the descriptors, built once per reference."""
-        m = cv2.FlannBasedMatcher(dict(algorithm=1, trees=4), dict(checks=48))
+        m = cv2.FlannBasedMatcher(_FLANN_INDEX, _FLANN_SEARCH)
         m.add([self.descriptors.astype(np.float32)])
         m.train()
         return m
@@ -75,19 +79,19 @@ def _packaged() -> PrintedReference:
         return load_reference(p)
 
 
-def measure_reference(flattened_bgr: np.ndarray) -> PrintedReference:
+def measure_reference(flattened_bgr: np.ndarray, cfg: ReferenceConfig = ReferenceConfig()) -> PrintedReference:
     """The reference from a photo of the empty board flattened to its outer corners (any size with
-    the board's proportions): its SIFT features at `REFERENCE_PX_PER_MM`."""
+    the board's proportions): its SIFT features at `cfg.px_per_mm`."""
     img = np.asarray(flattened_bgr)
     h, w = img.shape[:2]
     corners = np.array([[0, 0], [w - 1, 0], [w - 1, h - 1], [0, h - 1]], np.float64)
-    grey = cv2.cvtColor(flatten(img, corners, px_per_mm=REFERENCE_PX_PER_MM), cv2.COLOR_BGR2GRAY)
-    kp, des = cv2.SIFT_create(nfeatures=REFERENCE_FEATURES).detectAndCompute(grey, None)
-    if des is None or len(kp) < 100:
+    grey = cv2.cvtColor(flatten(img, corners, px_per_mm=cfg.px_per_mm), cv2.COLOR_BGR2GRAY)
+    kp, des = cv2.SIFT_create(nfeatures=cfg.features).detectAndCompute(grey, None)
+    if des is None or len(kp) < cfg.min_features:
         raise ValueError("too few features: is this a flattened photo of the board?")
     # Flattened pixel (u, v) shows board point ((u + 0.5) / ppm, (v + 0.5) / ppm).
-    pts = (np.array([k.pt for k in kp], np.float64) + 0.5) / REFERENCE_PX_PER_MM
-    return PrintedReference(pts.astype(np.float32), np.clip(des, 0, 255).astype(np.uint8))
+    pts = (np.array([k.pt for k in kp], np.float64) + 0.5) / cfg.px_per_mm
+    return PrintedReference(pts.astype(np.float32), np.clip(des, 0, BYTE_MAX).astype(np.uint8))
 
 
 def match_board(small_bgr: np.ndarray, ref: PrintedReference | None = None,
@@ -108,7 +112,8 @@ def match_board(small_bgr: np.ndarray, ref: PrintedReference | None = None,
         return None
     src = ref.keypoints_mm[[m.trainIdx for m in good]].astype(np.float64)
     dst = np.array([kp[m.queryIdx].pt for m in good], np.float64)
-    H, inl = cv2.findHomography(src, dst, cv2.USAC_MAGSAC, cfg.ransac_px, maxIters=5000, confidence=0.999)
+    H, inl = cv2.findHomography(src, dst, cv2.USAC_MAGSAC, cfg.ransac_px, maxIters=cfg.ransac_iters,
+                                confidence=cfg.ransac_confidence)
     if H is None or inl is None or int(inl.sum()) < cfg.min_inliers:
         return None
     corners = cv2.perspectiveTransform(board_corners_mm().reshape(-1, 1, 2), H).reshape(-1, 2)
