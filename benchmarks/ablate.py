@@ -124,20 +124,32 @@ def read_set(reader: Reader, views) -> list[dict]:
 
 
 def summary(rows: list[dict]) -> dict:
+    """A set's figures: a refused photo counts all its tracks wrong (as eval_real.py counts them)
+    but none unmarked (it was not read, and said so)."""
+    read = [r for r in rows if r["owners"] is not None]
     played = [r for r in rows if r["played"]]
-    empty = [r for r in rows if not r["played"]]
+    empty = [r for r in read if not r["played"]]
     return {"right": sum(r["right"] for r in played), "total": sum(r["total"] for r in played),
             "exact": sum(r["right"] == r["total"] for r in played), "played": len(played),
-            "false": sum(r["claims"] for r in empty), "empty": len(empty),
-            "unmarked": sum(1 for r in rows for w in r["wrong"] if not w[-1]),
-            "doubtful": sum(r["doubtful"] for r in played) / max(len(played), 1)}
+            "false": sum(r["claims"] for r in empty), "empty": len(empty), "refused": len(rows) - len(read),
+            "wrong": sum(len(r["wrong"]) for r in read),
+            "unmarked": sum(1 for r in read for w in r["wrong"] if not w[-1]),
+            "doubtful": sum(r["doubtful"] for r in read if r["played"]) / max(sum(r["played"] for r in read), 1)}
 
 
 def cell(s: dict) -> str:
-    if not s["played"]:
-        return f"{s['false']} false claims, {s['unmarked']} unmarked"
-    return (f"{s['right']}/{s['total']} ({100 * s['right'] / max(s['total'], 1):.2f} %), {s['exact']}/{s['played']} exact, "
-            f"{s['unmarked']} unmarked, {s['doubtful']:.1f} doubtful" + (f", {s['false']} false claims" if s["empty"] else ""))
+    out = []
+    if s["played"]:
+        out.append(f"{s['right']}/{s['total']} ({100 * s['right'] / max(s['total'], 1):.2f} %), "
+                   f"{s['exact']}/{s['played']} exact")
+    if s["empty"]:
+        out.append(f"{s['false']} false claims")
+    out.append(f"{s['unmarked']} of {s['wrong']} wrong unmarked")
+    if s["played"]:
+        out.append(f"{s['doubtful']:.1f} doubtful")
+    if s["refused"]:
+        out.append(f"{s['refused']} refused")
+    return ", ".join(out)
 
 
 def main(argv=None) -> int:
@@ -146,6 +158,7 @@ def main(argv=None) -> int:
     ap.add_argument("--variants", help="comma-separated names (default: all): " + ", ".join(variants()))
     ap.add_argument("--cache", default="/tmp/ttr_ablate_cache", help="where each photo's located board is kept")
     ap.add_argument("--markdown", type=Path, help="also write the table here")
+    ap.add_argument("--rows", type=Path, help="keep every photo's comparison here (JSON) for another look")
     args = ap.parse_args(argv)
     every = variants()
     names = ["shipped"] + [n for n in (args.variants.split(",") if args.variants else every) if n != "shipped"]
@@ -160,6 +173,8 @@ def main(argv=None) -> int:
         reader = Reader(use_classifier=net, settings=settings)
         results[name] = {set_name: read_set(reader, views) for set_name, views in sets.items()}
         print(f"{name}: " + "; ".join(f"{k}: {cell(summary(v))}" for k, v in results[name].items()), flush=True)
+        if args.rows:
+            args.rows.write_text(json.dumps(results), encoding="utf-8")
     lines = ["| switched off | " + " | ".join(sets) + " |", "|---|" + "---|" * len(sets)]
     for name in names:
         lines.append(f"| {every[name][0] if name != 'shipped' else '**nothing (shipped)**'} | "

@@ -24,7 +24,7 @@ from labelled import compare_tracks, labelled_photos  # noqa: E402 (this folder:
 
 from scoring.errors import TtrError  # noqa: E402
 from vision.read import Reader  # noqa: E402
-from vision.several import PhotoPart, combine  # noqa: E402
+from vision.several import PhotoPart, combine, disagreeing_tracks  # noqa: E402
 
 
 def scene(name: str) -> str:
@@ -59,19 +59,22 @@ def main(argv=None) -> int:
     if args.limit:
         same, other = same[:args.limit], other[:args.limit]
     exact = worse = 0
+    differ_same, differ_other = [], []
     for a, b in same:
+        differ_same.append(len(disagreeing_tracks(a[2].trace.tracks, b[2].trace.tracks, reader)))
         got = combine(reader, [a[2], b[2]])
         together = compare_tracks(a[1], got.reading.tracks)
         best = max(a[3]["right"], b[3]["right"])
         refused = [p.image for p in got.photos if not p.read]
         exact += together["right"] == together["total"]
         worse += together["right"] < best
-        print(f"same {a[0]} + {b[0]}: alone {a[3]['right']} / {b[3]['right']}, together {together['right']}"
+        print(f"same {a[0]} + {b[0]}: {differ_same[-1]} sure tracks differ; alone {a[3]['right']} / {b[3]['right']}, together {together['right']}"
               f"/{together['total']}, {together['doubtful']} doubtful"
               + (f", REFUSED {refused}" if refused else "")
               + (f", wrong {[w[:3] for w in together['wrong']]}" if together["wrong"] else ""))
     refused_n = marked = mixed = 0
     for a, b in other:
+        differ_other.append(len(disagreeing_tracks(a[2].trace.tracks, b[2].trace.tracks, reader)))
         got = combine(reader, [a[2], b[2]])
         if not got.photos[1].read:
             refused_n += 1
@@ -85,9 +88,10 @@ def main(argv=None) -> int:
             print(f"MIXED {a[0]} + {b[0]}: {len(unmarked)} of {len(keys)} differing tracks unmarked")
         else:
             marked += 1
-    print(f"SUMMARY same_position_pairs={len(same)} exact={exact} worse_than_better_alone={worse}")
+    print(f"SUMMARY same_position_pairs={len(same)} exact={exact} worse_than_better_alone={worse} "
+          f"most_sure_tracks_differing={max(differ_same, default=0)}")
     print(f"SUMMARY other_position_pairs={len(other)} refused={refused_n} every_difference_marked={marked} "
-          f"mixed={mixed}")
+          f"mixed={mixed} fewest_sure_tracks_differing={min(differ_other, default=0)}")
     return 0
 
 

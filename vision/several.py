@@ -152,9 +152,10 @@ def disagreeing_tracks(a: list[TrackReading], b: list[TrackReading], reader: Rea
 
 
 def _disagreement(track: TrackReading, seen: list[TrackReading]) -> TrackReading:
-    """The combined reading of a track, doubtful where the photos read it differently, each sure."""
+    """The combined reading of a track, doubtful where a photo sure of its own reading reads it
+    otherwise (where the photos that are sure agree with it, they settle the others' doubts)."""
     sure = {t.owner for t in seen if not t.doubtful}
-    if len(sure) < 2:
+    if not sure or sure == {track.owner}:
         return track
-    said = " in one, ".join("nobody" if o is None else f"{o} cars" for o in sorted(sure, key=str))
+    said = " in one, ".join("nobody" if o is None else f"{o} cars" for o in sorted({t.owner for t in seen}, key=str))
     return replace(track, doubtful=True, reason=f"the photos disagree: {said} in the other")
