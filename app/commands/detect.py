@@ -1,7 +1,8 @@
 """`ttr detect PHOTO... [--json] [--calibration DIR] [--overlay DIR]`: read who owns each track.
 
 With --json: one JSON object per photo per line (JSON Lines); a photo that cannot be read gives
-{"image": ..., "error": "..."} and the others are still read. Exit status 1 if any photo failed.
+{"image": ..., "error": "..."} and the others are still read; without it, such a photo is one line
+on stderr. Each error is said once. Exit status 1 if any photo failed.
 With several photos, a progress bar runs on stderr (where a terminal shows it). --overlay writes
 each flattened board with the reading and a legend drawn on it, and says where.
 """
@@ -113,11 +114,11 @@ def _write_overlay(overlay_dir: Path, photo: str, reading) -> Path:
 
 
 def _emit_error(args, photo: str, message: str, say=print) -> None:
-    """The photo's error on stdout (JSON or text) and once on stderr, the photo named once
-    (the reader's messages already start with the file name)."""
+    """The photo's error, once: with --json, the photo's JSON line on stdout (where a program
+    reads it); otherwise one line on stderr, the photo named once (the reader's messages already
+    start with the file name)."""
     if args.json:
         say(json.dumps({"image": photo, "error": message}, ensure_ascii=False))
-    else:
-        say(f"{photo}: error: {message.removeprefix(photo + ': ')}")
+        return
     named = message if message.startswith(f"{photo}:") else f"{photo}: {message}"
-    print(f"ttr: {named}", file=sys.stderr)
+    tqdm.write(f"ttr: error: {named}", file=sys.stderr)

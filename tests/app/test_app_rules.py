@@ -70,15 +70,21 @@ def ttr(*args):
     return subprocess.run([TTR, *args], capture_output=True, text=True, cwd=ROOT)
 
 
-def test_detect_names_a_bad_photo_once(tmp_path):
-    fake = tmp_path / "fake.jpg"
-    fake.write_bytes(b"not pixels")
-    r = ttr("detect", str(fake), "--json")
-    assert r.returncode == 1
-    line = json.loads(r.stdout.strip())
-    assert line["image"] == str(fake)
-    err = r.stderr.strip().splitlines()[-1]
-    assert err.startswith(f"ttr: {fake}: not an image") and err.count(str(fake)) == 1, err
+def test_detect_says_each_bad_photo_once(tmp_path):
+    fakes = [tmp_path / "fake.jpg", tmp_path / "other.png"]
+    for f in fakes:
+        f.write_bytes(b"not pixels")
+    r = ttr("detect", *map(str, fakes), "--json")  # the errors are the JSON lines, nothing else
+    assert r.returncode == 1 and r.stderr == ""
+    lines = [json.loads(x) for x in r.stdout.splitlines()]
+    assert [x["image"] for x in lines] == [str(f) for f in fakes]
+    assert all(x["error"].count("not an image") == 1 for x in lines)
+    r = ttr("detect", *map(str, fakes))  # one line each on stderr, the photo named once
+    assert r.returncode == 1 and r.stdout == ""
+    errors = r.stderr.strip().splitlines()
+    assert len(errors) == 2
+    for f, err in zip(fakes, errors):
+        assert err.startswith(f"ttr: error: {f}: not an image") and err.count(str(f)) == 1, err
 
 
 EXAMPLE = ROOT / "examples" / "board.jpg"
