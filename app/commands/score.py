@@ -23,6 +23,7 @@ from scoring.errors import TtrError
 from scoring.game import Game, load_json, parse_game
 from scoring.report import render_text
 from scoring.review import hold_to_rules
+from scoring.rules import PLAYER_COLORS
 from scoring.score import score_game
 from vision.read import Reader
 
@@ -48,14 +49,18 @@ def game_from_reading(reading, game_data: dict | None) -> Scored:
     """The photo's claims, corrected by the game file's routes, held to the rules
     (`scoring.review`), with the game file's variant, tickets, names and score track."""
 
-    claims = {c: list(ids) for c, ids in reading.claims().items()}
+    read = reading.claims()
     owner = {t.track_id: t.owner for t in reading.tracks}
     variant, values, tickets, score_track, names, corrections = "classic", None, {}, {}, {}, []
-    if game_data is not None:
-        parsed = parse_game(game_data)  # one line naming the player and the item, for a bad file
+    parsed = parse_game(game_data) if game_data is not None else None  # (one line for a bad file)
+    # The players in the game file's order, as `ttr tally` lists them; colours it leaves out
+    # (or all, without a file) in the box's order.
+    order = [p.color for p in parsed.players] if parsed else []
+    order += [c for c in PLAYER_COLORS if c in read and c not in order]
+    claims = {c: list(read.get(c, [])) for c in order}
+    if parsed is not None:
         variant, values = parsed.variant, parsed.ticket_values
         for p in parsed.players:
-            claims.setdefault(p.color, [])
             tickets[p.color] = list(p.tickets)
             if p.score_track is not None:
                 score_track[p.color] = p.score_track

@@ -138,6 +138,24 @@ def test_score_uses_a_game_files_routes_as_corrections(tmp_path):
 
 
 @pytest.mark.skipif(not EXAMPLE.exists(), reason="examples/board.jpg is not there")
+def test_score_lists_the_players_as_tally_does(tmp_path):
+    from scoring.rules import PLAYER_COLORS
+
+    game = json.loads((ROOT / "examples" / "board.game.json").read_text())
+    game["players"].reverse()  # (whatever the file's order, both keep it)
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps(game))
+    colors = lambda r: [p["color"] for p in json.loads(r.stdout)["players"]]  # noqa: E731
+    tally = colors(ttr("tally", str(path), "--json"))
+    assert tally == [p["color"] for p in game["players"]]
+    scored = ttr("score", str(EXAMPLE), "--game", str(path), "--json")
+    assert [p["color"] for p in json.loads(scored.stdout)["score"]["players"]] == tally
+    # without a game file: the box's order
+    alone = [p["color"] for p in json.loads(ttr("score", str(EXAMPLE), "--json").stdout)["score"]["players"]]
+    assert alone == [c for c in PLAYER_COLORS if c in alone] and len(alone) == 4
+
+
+@pytest.mark.skipif(not EXAMPLE.exists(), reason="examples/board.jpg is not there")
 def test_detect_on_several_photos_shows_progress_on_a_terminal(tmp_path):
     """The bar goes to stderr when stderr is a terminal (a pseudo-terminal here); stdout stays
     the JSON Lines."""
