@@ -58,9 +58,10 @@ def ticket_labels(variant: str, ticket_values: str) -> dict[str, str]:
 
 
 def track_label(track: Track) -> str:
-    """"Denver – Kansas City (4 black)". The two tracks of a double route differ by printed
-    colour, or, both gray, by where they lie: "Seattle – Portland (1 gray, left)"."""
-    label = f"{track.a}{DASH}{track.b} ({track.length} {track.color}"
+    """"Denver – Kansas City (4-train black track)": the printed colour said as the track's, not a
+    player's. The two tracks of a double route differ by printed colour, or, both gray, by where
+    they lie: "Portland – Seattle (1-train gray track, left)"."""
+    label = f"{track.a}{DASH}{track.b} ({track.length}-train {track.color} track"
     other = load_board().double_of(track)
     if other is not None and other.color == track.color:
         label += ", " + _side(track.id, other.id)

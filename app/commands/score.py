@@ -17,6 +17,8 @@ import json
 import sys
 from dataclasses import dataclass
 
+from app.commands.detect import doubt_lines, other_warnings
+from app.state import track_label
 from calibration.user import load_calibration
 from scoring.board import load_board
 from scoring.errors import TtrError
@@ -126,15 +128,13 @@ def run(args) -> int:
         sheet = score_game(scored.game)
     except TtrError as e:
         raise TtrError(f"{e}, as read from {args.photo} (see it with `ttr detect --overlay DIR`)") from None
-    board = reading.tracks
-    set_aside = [f"{board[s.track_id].a}-{board[s.track_id].b} ({board[s.track_id].color}): {s.owner}: {s.reason}"
-                 for s in scored.review.set_aside]
+    tracks = load_board().tracks
+    set_aside = [f"{track_label(tracks[s.track_id])}: {s.owner}: {s.reason}" for s in scored.review.set_aside]
     set_aside += [f"ticket {t.ticket[0]}-{t.ticket[1]}: {t.owner}: {t.reason}"
                   for t in scored.review.set_aside_tickets]
-    corrected = [f"{board[i].a}-{board[i].b} ({board[i].color}): read {was or 'nobody'}, the game file says {now}"
+    corrected = [f"{track_label(tracks[i])}: read {was or 'nobody'}, the game file says {now}"
                  for i, was, now in scored.corrections]
-    doubtful = [f"{t.a}-{t.b} ({t.color}): {t.owner or 'nobody'}, confidence {t.confidence:.2f}"
-                for t in reading.doubtful]
+    doubtful = doubt_lines(reading)
     if args.json:
         out = {"image": args.photo, "reading": reading.to_dict(), "score": sheet.to_dict(),
                "not_counted": set_aside, "corrected_by_game_file": corrected, "doubtful": doubtful}
@@ -151,7 +151,7 @@ def run(args) -> int:
         print(f"corrected by {args.game}:")
         for d in corrected:
             print(f"  {d}")
-    for w in reading.warnings:
+    for w in other_warnings(reading):
         print(f"warning: {w}")
     if doubtful:
         print("doubtful tracks (check them on the board):")

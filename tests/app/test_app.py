@@ -412,4 +412,5 @@ def test_every_track_has_its_own_label():
     would pick the wrong one)."""
     labels = [S.track_label(t) for t in BOARD.tracks]
     assert len(set(labels)) == len(BOARD.tracks)
-    assert S.track_label(BOARD.tracks[track_id("Denver", "Kansas City", "black")]) == "Denver – Kansas City (4 black)"
+    assert S.track_label(BOARD.tracks[track_id("Denver", "Kansas City", "black")]) == \
+        "Denver – Kansas City (4-train black track)"

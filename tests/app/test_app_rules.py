@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -132,9 +133,28 @@ def test_score_uses_a_game_files_routes_as_corrections(tmp_path):
     r = ttr("score", str(EXAMPLE), "--game", str(path), "--json")
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
-    assert out["corrected_by_game_file"] == ["Portland-Salt Lake City (blue): read blue, the game file says green"]
+    assert out["corrected_by_game_file"] == [
+        "Portland – Salt Lake City (6-train blue track): read blue, the game file says green"]
     green = next(p for p in out["score"]["players"] if p["color"] == "green")
     assert any(r["a"] in ("Portland", "Salt Lake City") and r["length"] == 6 for r in green["routes"])
+
+
+@pytest.mark.skipif(not EXAMPLE.exists(), reason="examples/board.jpg is not there")
+def test_the_tracks_to_check_name_the_lane_of_a_double_printed_alike():
+    from app.state import track_label
+    from vision.read import Reader
+
+    reading = Reader().read_path(str(EXAMPLE))
+    alike = [t for t in reading.doubtful
+             if (twin := BOARD.double_of(BOARD.tracks[t.track_id])) and twin.color == t.color]
+    assert alike  # (the example's Dallas-Houston: blue read on one of two gray lanes)
+    detect, score = ttr("detect", str(EXAMPLE)).stdout, ttr("score", str(EXAMPLE)).stdout
+    for t in sorted(reading.doubtful, key=lambda t: t.confidence):
+        label = track_label(BOARD.tracks[t.track_id])
+        line = f"{label}: read as {t.owner or 'nobody'}, {t.confidence:.0%} sure"
+        assert line in detect and line in score
+    for t in alike:
+        assert re.search(r", (upper|lower|left|right)\)", track_label(BOARD.tracks[t.track_id]))
 
 
 @pytest.mark.skipif(not EXAMPLE.exists(), reason="examples/board.jpg is not there")

@@ -256,7 +256,7 @@ def test_the_score_track_names_the_misread_track_and_fixes_it(example_reading):
     assert "the score track says 67, the routes on the board make 52 (15 short)" in warning
     assert "every marker agrees" in warning
     fixes = [b for b in at.button if b.key and b.key.startswith("fix_")]
-    assert fixes[0].label.startswith("Give Portland – Salt Lake City (6 blue) to Blue: 15 points")
+    assert fixes[0].label.startswith("Give Portland – Salt Lake City (6-train blue track) to Blue: 15 points")
     fixes[0].click().run()
     assert at.session_state["owners"][psl] == "blue"
     assert "score track says" not in texts(at.warning)
