@@ -404,8 +404,7 @@ class Fix:
     track_id: int
     owner: str | None  # the owner it would get
     was: str | None
-    chance: float  # how likely the photo finds that owner (the spaces' evidence), 0 without a photo
-    doubtful: bool  # the reader marked the track doubtful
+    chance: float | None  # the photo's chance that `owner` is right (`change_chance`); None without a photo
     all_agree: bool  # with it, every marker entered agrees
 
 
@@ -418,16 +417,32 @@ class MarkerHint:
 
 
 LAP = SCORE_TRACK_LAP  # the score track runs 0..99 and markers lap it
+# A hint proposes a change only where the photo leaves it this likely (below, one tap would make
+# the numbers agree and the score wrong), and never on a track the reader calls sure (read at
+# `doubt_below`, 95 %, or surer), even to give it back after a person changed it.
+PLAUSIBLE = 0.05
+SURE = READER.doubt_below
+
+
+def change_chance(t: TrackCheck, owner: str | None) -> float:
+    """The photo's chance that a track's owner is `owner`: the reader's confidence for the owner it
+    read; for another, the rest of the chance (1 - confidence) shared as the spaces' evidence
+    shares it among the other owners."""
+    if owner == t.owner:
+        return t.confidence
+    others = sum(p for o, p in zip(OWNER_CLASSES, t.evidence) if o != t.owner)
+    share = t.chance(owner) / others if others > 0 else 1 / (len(OWNER_CLASSES) - 1)
+    return (1 - t.confidence) * share
 
 
 def marker_hints(tab: TableState, photo: PhotoCheck | None = None, max_fixes: int = 3,
                  claims: dict[str, list[int]] | None = None) -> list[MarkerHint]:
     """For each player whose marker disagrees with their route points: which single track, given
     to them or taken from them, would close the gap (a lap of 100 allowed). With a photo, only
-    changes it finds plausible (doubtful tracks, or ones whose evidence gives the new owner at
-    least 1 %), likeliest first; a change that makes another player's entered marker disagree
-    is left out. `all_agree` says when every entered marker then agrees. `claims`: the claims
-    scored (default: the page's; the app passes those `scoring.review` kept)."""
+    changes it leaves plausible (`change_chance` at least PLAUSIBLE), never on a track it is SURE
+    of, and never on a track a person found right; likeliest first. A change that makes another player's
+    entered marker disagree is left out; `all_agree` says when every entered marker then agrees.
+    `claims`: the claims scored (default: the page's; the app passes those `scoring.review` kept)."""
     board = load_board()
     claims = claims if claims is not None else tab.claims()
     owner_of = {i: c for c, ids in claims.items() for i in ids}
@@ -444,6 +459,8 @@ def marker_hints(tab: TableState, photo: PhotoCheck | None = None, max_fixes: in
             continue
         fixes = []
         for t in board.tracks:
+            if t.id in tab.checked:
+                continue  # a person looked and found it right
             was = owner_of.get(t.id)
             pts = route_points(t.length)
             if was == c:
@@ -467,31 +484,32 @@ def marker_hints(tab: TableState, photo: PhotoCheck | None = None, max_fixes: in
                 if any(o in markers and agrees(o, points.get(o, 0)) and not agrees(o, points.get(o, 0) + delta[o])
                        for o in others):
                     continue  # it would break a marker that agrees now
-                check = checks.get(t.id)
-                chance = check.chance(new) if check else 0.0
-                doubtful = bool(check and check.doubtful)
-                if photo is not None and not doubtful and chance < 0.01:
-                    continue
+                chance = None
+                if photo is not None:
+                    if checks[t.id].confidence >= SURE:
+                        break
+                    chance = change_chance(checks[t.id], new)
+                    if chance < PLAUSIBLE:
+                        continue
                 new_points = {o: points.get(o, 0) + delta.get(o, 0) for o in set(points) | set(delta)}
                 all_agree = all(agrees(o, new_points.get(o, 0)) for o in markers)
-                fixes.append(Fix(t.id, new, was, chance, doubtful, all_agree))
-        fixes.sort(key=lambda f: (not f.all_agree, not f.doubtful, -f.chance, track_label(board.tracks[f.track_id])))
+                fixes.append(Fix(t.id, new, was, chance, all_agree))
+        fixes.sort(key=lambda f: (not f.all_agree, -(f.chance or 0), track_label(board.tracks[f.track_id])))
         hints.append(MarkerHint(c, m, points.get(c, 0), tuple(fixes[:max_fixes])))
     return hints
 
 
 def fix_text(f: Fix, tab: TableState) -> str:
+    """"Give Portland – Salt Lake City (6-train blue track) to Blue: 15 points (the photo gives
+    Blue 84 %)": the change, what it is worth, and how sure the photo is of it."""
     t = load_board().tracks[f.track_id]
     pts = route_points(t.length)
     move = (f"give {track_label(t)} to {tab.display_name(f.owner)}" if f.owner and not f.was
             else f"{track_label(t)} is {tab.display_name(f.owner)}'s, not {tab.display_name(f.was)}'s" if f.owner
             else f"{track_label(t)} is nobody's (take it from {tab.display_name(f.was)})")
-    why = []
-    if f.doubtful:
-        why.append("the photo marked it doubtful")
-    if f.chance:
-        why.append(f"the photo gives it {f.chance:.0%}")
-    return f"{move[0].upper()}{move[1:]}: {pts} points" + (f" ({'; '.join(why)})" if why else "")
+    sure = f" (the photo gives {tab.display_name(f.owner) if f.owner else 'nobody'} {f.chance:.0%})" \
+        if f.chance is not None else ""
+    return f"{move[0].upper()}{move[1:]}: {pts} points{sure}"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ import sys
 from dataclasses import dataclass
 
 from app.commands.detect import doubt_lines, other_warnings
-from app.state import track_label
+from app.state import TableState, fix_text, marker_hints, photo_check, track_label
 from calibration.user import load_calibration
 from scoring.board import load_board
 from scoring.errors import TtrError
@@ -45,6 +45,7 @@ class Scored:
     game: object  # scoring.game.Game
     review: object  # scoring.review.Review
     corrections: list  # (track id, owner as read, owner in the game file)
+    table: TableState  # the same as the app holds it: owners, markers, names; the file's tracks as checked
 
 
 def game_from_reading(reading, game_data: dict | None) -> Scored:
@@ -54,6 +55,7 @@ def game_from_reading(reading, game_data: dict | None) -> Scored:
     read = reading.claims()
     owner = {t.track_id: t.owner for t in reading.tracks}
     variant, values, tickets, score_track, names, corrections = "classic", None, {}, {}, {}, []
+    named: set[int] = set()  # the tracks the game file names: a person's word, as if checked
     parsed = parse_game(game_data) if game_data is not None else None  # (one line for a bad file)
     # The players in the game file's order, as `ttr tally` lists them; colours it leaves out
     # (or all, without a file) in the box's order.
@@ -69,6 +71,7 @@ def game_from_reading(reading, game_data: dict | None) -> Scored:
             if p.name:
                 names[p.color] = p.name
         wanted = _lanes_as_read({i: p.color for p in parsed.players for i in p.track_ids}, owner)
+        named = set(wanted)
         corrections = [(i, owner.get(i), now) for i, now in wanted.items() if owner.get(i) != now]
         for i, was, now in corrections:
             if was:
@@ -81,7 +84,17 @@ def game_from_reading(reading, game_data: dict | None) -> Scored:
     game = Game.from_claims(variant, {c: sorted(ids) for c, ids in review.claims.items()},
                             tickets=review.tickets, score_track=score_track, ticket_values=values,
                             names=names)
-    return Scored(game, review, corrections)
+    table = TableState(variant=variant, players=list(claims), names=names, owners=owner,
+                       score_track=score_track, checked=sorted(named))
+    return Scored(game, review, corrections, table)
+
+
+def marker_notes(scored: Scored, reading) -> dict[str, list[str]]:
+    """Under each marker that disagrees with the routes: the likeliest single track the photo
+    leaves in doubt that explains it (the app's hint, `app.state.marker_hints`), or that none does."""
+    hints = marker_hints(scored.table, photo_check(reading), max_fixes=1, claims=scored.review.claims)
+    return {h.color: [f"likely: {fix_text(h.fixes[0], scored.table)}" if h.fixes
+                      else "no single track the photo doubts explains it: recount the marker"] for h in hints}
 
 
 def _lanes_as_read(wanted: dict[int, str], owner: dict[int, str | None]) -> dict[int, str]:
@@ -135,13 +148,15 @@ def run(args) -> int:
     corrected = [f"{track_label(tracks[i])}: read {was or 'nobody'}, the game file says {now}"
                  for i, was, now in scored.corrections]
     doubtful = doubt_lines(reading)
+    notes = marker_notes(scored, reading)
     if args.json:
         out = {"image": args.photo, "reading": reading.to_dict(), "score": sheet.to_dict(),
-               "not_counted": set_aside, "corrected_by_game_file": corrected, "doubtful": doubtful}
+               "not_counted": set_aside, "corrected_by_game_file": corrected, "doubtful": doubtful,
+               "score_track_mismatches": notes}
         json.dump(out, sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
         return 0
-    sys.stdout.write(render_text(sheet))
+    sys.stdout.write(render_text(sheet, notes))
     print(f"\nread from {args.photo} in {reading.elapsed_ms:.0f} ms")
     if set_aside:
         print("not counted, the rules forbid them (check these first):")

@@ -173,6 +173,31 @@ def test_the_tracks_to_check_name_the_lane_of_a_double_printed_alike():
 
 
 @pytest.mark.skipif(not EXAMPLE.exists(), reason="examples/board.jpg is not there")
+def test_score_names_the_likely_track_of_a_marker_that_does_not_match(tmp_path):
+    """The example's own markers, but for blue, one 6-train track short (67 - 15) and green, one
+    over (37 + 15); its game file lists no routes (each route it names is a person's word, never
+    questioned). Blue's gap is the doubtful Portland-Salt Lake City read as blue; green's would
+    need a track the photo is sure of, so no track is named."""
+    game = json.loads((ROOT / "examples" / "board.game.json").read_text())
+    for p in game["players"]:
+        p["routes"] = []
+        p["score_track"] = {"blue": 52, "green": 52}.get(p["color"], p["score_track"])
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps(game))
+    r = ttr("score", str(EXAMPLE), "--game", str(path))
+    assert r.returncode == 0, r.stderr
+    blue = r.stdout.split("\nblue:\n")[1]
+    assert ("score track: marker at 52, route points 67: DOES NOT MATCH\n"
+            "    likely: Portland – Salt Lake City (6-train blue track) is nobody's (take it from Blue): "
+            "15 points (the photo gives nobody ") in blue
+    green = r.stdout.split("\ngreen:\n")[1].split("\n\n")[0]
+    assert green.endswith("DOES NOT MATCH\n    no single track the photo doubts explains it: recount the marker")
+    out = json.loads(ttr("score", str(EXAMPLE), "--game", str(path), "--json").stdout)
+    assert set(out["score_track_mismatches"]) == {"blue", "green", "black"}
+    assert out["score_track_mismatches"]["blue"][0].startswith("likely: Portland – Salt Lake City")
+
+
+@pytest.mark.skipif(not EXAMPLE.exists(), reason="examples/board.jpg is not there")
 def test_score_lists_the_players_as_tally_does(tmp_path):
     from scoring.rules import PLAYER_COLORS
 
