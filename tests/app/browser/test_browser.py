@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import time
@@ -54,33 +55,34 @@ def free_port() -> int:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
+    """`ttr app --local` on a free port: yields the address it prints for this computer (with the
+    table's secret; the first visit leaves the cookie that opens the page after it)."""
     port = free_port()
     log = tmp_path_factory.mktemp("streamlit") / "server.log"
     env = dict(os.environ, TTR_CALIBRATION_DIR=str(tmp_path_factory.mktemp("calibration")),
                TTR_HISTORY_DB=str(tmp_path_factory.mktemp("history") / "history.sqlite"))
-    from app.launch import command
-
-    with open(log, "wb") as out:  # the command `ttr app` runs, on this machine's loopback only
-        proc = subprocess.Popen(
-            command(port, "127.0.0.1") + ["--server.fileWatcherType", "none"],
-            cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env)
-    url = f"http://127.0.0.1:{port}"
+    with open(log, "wb") as out:  # its own session, so that everything it starts stops together
+        proc = subprocess.Popen(["ttr", "app", "--local", "--port", str(port)], cwd=ROOT, stdout=out,
+                                stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    visit = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())  # (as a browser: with the cookie)
     try:
         for _ in range(120):
+            found = re.search(r"^This computer: (http://\S+)$", log.read_text(), re.M)
             try:
-                if urllib.request.urlopen(url + "/_stcore/health", timeout=1).read() == b"ok":
+                if found and visit.open(found.group(1), timeout=1).status == 200:
                     break
             except OSError:
-                time.sleep(0.5)
+                pass
+            time.sleep(0.5)
         else:
-            pytest.fail("streamlit did not start: " + log.read_text()[-2000:])
-        yield url
+            pytest.fail("ttr app did not start: " + log.read_text()[-2000:])
+        yield found.group(1)
     finally:
-        proc.terminate()
+        os.killpg(proc.pid, signal.SIGTERM)
         try:
             proc.wait(10)
         except subprocess.TimeoutExpired:
-            proc.kill()
+            os.killpg(proc.pid, signal.SIGKILL)
 
 
 @pytest.fixture(scope="module")
