@@ -18,6 +18,7 @@ import base64
 import csv
 import io
 import json
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
@@ -30,9 +31,12 @@ from scoring.review import Review, hold_to_rules
 from scoring.rules import PLAYER_COLORS, VARIANTS, route_points
 from scoring.score import SCORE_TRACK_LAP, PlayerScore, ScoreSheet, score_game
 from vision.decide import DecideConfig
+from vision.image_io import load_photo
 from vision.reading import DOUBTFUL_TRACKS, Notice, Reading, TrackReading
+from vision.rectify import flatten, photo_px_per_mm
 
 DASH = " – "  # between two city names in every label the page shows
+CHECK_MARK = "? "  # before a track to check in the page's track list (as "?" marks it on the board)
 
 
 def ticket_key(ticket: Ticket) -> str:
@@ -248,7 +252,8 @@ class TrackCheck:
 class PhotoCheck:
     """A photo's reading kept by the page: per track, the reader's owner, confidence, mark and
     the reason in words; the warnings (`vision.reading.Notice`: the page matches their codes);
-    the flattened board as JPEG (for drawing on)."""
+    the flattened board as JPEG (`board_as_taken`: at the photo's own resolution; drawn on at
+    the page's size)."""
 
     image: str
     tracks: list[TrackCheck]
@@ -319,7 +324,9 @@ def doubt_reason(t: TrackCheck, track: Track, said: str = "") -> str:
     if not t.doubtful:
         return ""
     if said:
-        return f"{said[0].upper()}{said[1:]} Read as {who(t.owner)} (chance {t.confidence:.0%}): look at it."
+        said = said.strip()
+        end = "" if said[-1] in ".?!" else "."
+        return f"{said[0].upper()}{said[1:]}{end} Read as {who(t.owner)}, {t.confidence:.0%} sure."
     alt, p_alt = runner_up(t)
     own_colour = track.color in OWNER_CLASSES and t.owner in (None, track.color) and alt in (None, track.color)
     if own_colour:
@@ -330,6 +337,17 @@ def doubt_reason(t: TrackCheck, track: Track, said: str = "") -> str:
                 f"({p_alt:.0%} by the photo). Look at it.")
     return (f"Read as {who(t.owner)}, only {t.confidence:.0%} sure: the rules "
             "or a close neighbour weighed in. Look at it.")
+
+
+OWN_PX_PER_MM_MAX = 5.0  # a 12 MP photo of the board is ~3.5-4.5 px/mm; a bigger one is kept at this
+
+
+def board_as_taken(photo_path: str, reading: Reading) -> np.ndarray:
+    """The photo's board flattened at the photo's own resolution (its pixels per mm over the board,
+    at most OWN_PX_PER_MM_MAX): what the page cuts a track out of to show it as photographed. (The
+    reader's own flattened board is at 2 px/mm, and read from a photo decoded reduced.)"""
+    corners = reading.location.corners_xy
+    return flatten(load_photo(photo_path), corners, px_per_mm=min(photo_px_per_mm(corners), OWN_PX_PER_MM_MAX))
 
 
 def photo_check(reading: Reading, board_jpeg: bytes = b"") -> PhotoCheck:
@@ -351,6 +369,33 @@ def change_owner(tab: TableState, track_id: int, owner: str | None) -> bool:
     tab.owners[track_id] = owner
     tab.steps.append(Step(track_id, before, owner))
     return True
+
+
+def to_check(tab: TableState, photo: "PhotoCheck | None", set_aside: Iterable[int] = ()) -> list[int]:
+    """The tracks a person should look at, in the order to look at them: those the rules set
+    aside (`set_aside`, from `scoring.review`), then the photo's doubtful ones nobody has settled
+    yet, least sure first."""
+    first = sorted(set(set_aside))
+    doubtful = sorted(still_doubtful(tab, photo), key=lambda t: t.confidence)
+    return first + [t.track_id for t in doubtful if t.track_id not in first]
+
+
+def check_reason(track_id: int, tab: TableState, photo: "PhotoCheck | None", review: Review | None = None) -> str:
+    """What the page says of a track, in one line: why the rules set it aside, why the photo
+    doubts it, or what the photo read and how sure, and whether a person corrected or checked it."""
+    aside = {a.track_id: a.reason for a in review.set_aside} if review else {}
+    if track_id in aside:
+        return aside[track_id][0].upper() + aside[track_id][1:]
+    if photo is None:
+        return ""
+    t = photo.tracks[track_id]
+    if tab.owners.get(track_id) != t.owner:
+        return f"Corrected: the photo read {who(t.owner)}, {t.confidence:.0%} sure."
+    if t.doubtful and track_id in tab.checked:
+        return f"Checked: right as read ({who(t.owner)})."
+    if t.doubtful:
+        return t.reason
+    return f"The photo reads {who(t.owner)}, {t.confidence:.0%} sure."
 
 
 def still_doubtful(tab: TableState, photo: "PhotoCheck | None") -> list[TrackCheck]:
@@ -540,6 +585,40 @@ def ranking(sheet: "ScoreSheet | dict", tab: TableState) -> list[Place]:
                     "longest path card": "Longest Path card", "shared": "shared win"}.get(sheet.decided_by, "")
         out.append(Place(place, p.color, tab.display_name(p.color), p.total, note))
     return out
+
+
+def share_rows(sheet: "ScoreSheet | dict", tab: TableState) -> list[tuple[str, str, str]]:
+    """The ranking as the results picture shows it: (colour, "1. Ada (red)", "112"), with what
+    decided a tie and who holds a bonus card beside the name."""
+    sheet = score_sheet(sheet)
+    by_color = {p.color: p for p in sheet.players}
+    rows = []
+    for p in ranking(sheet, tab):
+        me = by_color[p.color]
+        extra = [p.note] if p.note else []
+        if me.longest_path_bonus:
+            extra.append(f"longest path, {me.longest_path} trains")
+        if me.globetrotter_bonus:
+            extra.append("globetrotter")
+        rows.append((p.color, f"{p.place}. {p.name}" + (f" · {', '.join(extra)}" if extra else ""), str(p.total)))
+    return rows
+
+
+def results_text(sheet: "ScoreSheet | dict", tab: TableState, when: str = "") -> str:
+    """The results in a few lines for the group chat: the game, the ranking, what decided a tie,
+    the longest path."""
+    sheet = score_sheet(sheet)
+    by_color = {p.color: p for p in sheet.players}
+    lines = [VARIANTS[sheet.variant].title + (f", {when}" if when else "")]
+    for p in ranking(sheet, tab):
+        lines.append(f"{p.place}. {p.name}: {p.total}" + (" (wins)" if p.color in sheet.winners else ""))
+    if decided_text(sheet.decided_by):
+        lines.append(decided_text(sheet.decided_by))
+    holders = [by_color[c] for c in by_color if by_color[c].longest_path_bonus]
+    for h in holders:
+        lines.append(f"Longest path: {tab.display_name(h.color)}, {h.longest_path} trains "
+                     f"({DASH.join(h.longest_path_cities)})")
+    return "\n".join(lines) + "\n"
 
 
 DECIDED = {

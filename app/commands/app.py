@@ -11,7 +11,6 @@ import os
 import secrets
 import socket
 import subprocess
-import sys
 
 import segno
 
