@@ -485,7 +485,7 @@ def marker_hints(tab: TableState, photo: PhotoCheck | None = None, max_fixes: in
     """For each player whose marker disagrees with their route points: which single track, given
     to them or taken from them, would close the gap (a lap of 100 allowed). With a photo, only
     changes it leaves plausible (`change_chance` at least PLAUSIBLE), never on a track it is SURE
-    of, and never on a track a person found right; likeliest first. A change that makes another player's
+    of, and never on a track a person found right as read and left so; likeliest first. A change that makes another player's
     entered marker disagree is left out; `all_agree` says when every entered marker then agrees.
     `claims`: the claims scored (default: the page's; the app passes those `scoring.review` kept)."""
     board = load_board()
@@ -504,8 +504,8 @@ def marker_hints(tab: TableState, photo: PhotoCheck | None = None, max_fixes: in
             continue
         fixes = []
         for t in board.tracks:
-            if t.id in tab.checked:
-                continue  # a person looked and found it right
+            if t.id in tab.checked and (photo is None or tab.owners.get(t.id) == checks[t.id].owner):
+                continue  # a person looked and found it right as read (and left it so)
             was = owner_of.get(t.id)
             pts = route_points(t.length)
             if was == c:

@@ -20,6 +20,7 @@ Session state (plain values, kept across reruns):
   photo_check           the last photo's `app.state.PhotoCheck` (None: a drawn board)
   set_aside_tickets     colour -> ticket keys a variant switch set aside
   to_check              the tracks to check, in order, as last shown (for "next")
+  view_shown            the view of the board last shown (kept when its button is tapped again)
   remembered            the names last given to each colour on this computer (`app.history`)
   prefilled             colour -> the remembered name the page put in this game ("" when none was)
   delete_asked          the saved game whose Delete waits for a yes
@@ -505,6 +506,12 @@ def board_view() -> tuple[float, float, float, float]:
     return (f0 * w, 0.0, f1 * w, h)
 
 
+def keep_view() -> None:
+    """Tapping the view shown unselects it: it stays."""
+    if ss.get("zoom") is None:
+        ss["zoom"] = ss.get("view_shown") or "whole"
+
+
 def rgb(bgr):
     return bgr[:, :, ::-1].copy()
 
@@ -666,10 +673,11 @@ if have_board:
     left, right = st.columns([3, 2], gap="medium")
     with left:
         # On a phone the whole board is ~360 px wide: a track, or a third, as wide as the column is easy to tap.
+        if ss.get("zoom") is None:
+            ss["zoom"] = ss.get("view_shown") or "whole"
         st.segmented_control("View", list(ZOOM), key="zoom", label_visibility="collapsed",
-                             format_func=lambda z: ZOOM[z][0], width="stretch")
-        if ss.get("zoom") is None:  # (tapping the view shown unselects it: it stays)
-            ss["zoom"] = "whole"
+                             format_func=lambda z: ZOOM[z][0], width="stretch", on_change=keep_view)
+        ss["view_shown"] = ss["zoom"]
         view = board_view()
         ss["board_view"] = view
         shown = draw_tracks(board_scene(), owners, order, tid, fill=owner_fill())
@@ -763,12 +771,11 @@ def players_section() -> None:
         with st.container(key=f"row_player_{c}"):
             n1, n2 = st.columns([3, 2], vertical_alignment="top")
             n1.text_input(f"{c.capitalize()}: name", key=f"name_{c}", placeholder=c.capitalize())
-            n2.number_input("Score track", key=f"marker_{c}", min_value=0, max_value=999, value=None,
-                            step=1, placeholder="marker")
+            # a marker's verdict is its label, so it shows wherever the field does
             check = checks.get(c)
-            if check:
-                n2.markdown(f":green[✓ routes make {check.expected}]" if check.matches
-                            else f":red[**✗ routes make {check.expected}**]")
+            n2.number_input("Score track" if not check else f":green[✓ routes make {check.expected}]"
+                            if check.matches else f":red[**✗ routes make {check.expected}**]",
+                            key=f"marker_{c}", min_value=0, max_value=999, value=None, step=1, placeholder="marker")
             if c in hints:
                 marker_hint(hints[c])
             st.multiselect(f"{name_of(c)}: tickets", list(labels), key=key,
@@ -884,7 +891,7 @@ if scored is not None:
         s2.download_button("Results text", text, file_name="ttr-results.txt", mime="text/plain",
                            key="share_text", on_click="ignore", icon=":material/chat:", width="stretch")
     with st.expander("The results as text (to copy)", icon=":material/content_copy:"):
-        st.code(text, language=None)
+        st.code(text, language=None, wrap_lines=True)
     ss["saved_json"] = S.export_json(scored.game)  # kept, so what was offered can be checked
     with st.container(key="row_save"):
         e1, e2 = st.columns(2)
@@ -898,7 +905,7 @@ if scored is not None:
 
 save_game(tab, scored)
 
-with st.expander("Games played here", icon=":material/history:", expanded=bool(ss.get("delete_asked"))):
+with st.expander("Games played here", icon=":material/history:"):
     games = history().games()
     if not games:
         st.caption("Scored games are kept here (also `ttr history`).")

@@ -73,7 +73,8 @@ def test_a_hint_proposes_only_plausible_changes_and_says_how_sure(table_and_phot
         for f in hint.fixes:
             read = photo.tracks[f.track_id]
             assert read.confidence < S.SURE  # never a track the photo is sure of
-            assert f.track_id not in tab.checked  # nor one a person found right
+            # nor one a person found right as read and left so
+            assert f.track_id not in tab.checked or tab.owners.get(f.track_id) != read.owner
             assert f.chance == S.change_chance(read, f.owner) >= S.PLAUSIBLE
             assert f"the photo gives {tab.display_name(f.owner) if f.owner else 'nobody'} {f.chance:.0%}" \
                 in S.fix_text(f, tab)
@@ -102,3 +103,7 @@ def test_the_same_gap_is_named_on_a_doubtful_track_and_not_on_a_sure_one():
     tab.checked = [psl]  # found right by a person: not questioned either
     (hint,) = S.marker_hints(tab, photo_of({psl: check(psl, "blue", 0.8, evidence)}))
     assert hint.fixes == ()
+    tab.owners[psl] = None  # ... until the person changes it after all: then blue's marker points back
+    tab.score_track = {"blue": 15}
+    (hint,) = S.marker_hints(tab, photo_of({psl: check(psl, "blue", 0.8, evidence)}))
+    assert [(f.track_id, f.owner) for f in hint.fixes] == [(psl, "blue")]
