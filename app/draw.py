@@ -199,12 +199,21 @@ def nearest_track(x: float, y: float, width: int, height: int, max_mm: float = 1
 
 
 def _ring(out: np.ndarray, spaces: np.ndarray, color, thick: int, gap: int = 0) -> None:
-    """Outline each space from outside (`gap` pixels off it), so what is inside stays visible."""
+    """One outline around a track's spaces, `gap` pixels clear of them all round (so it never
+    crosses a car, nor runs between two of them)."""
+    reach = gap + (thick + 1) // 2 + 1
+    x0, y0 = np.floor(spaces.reshape(-1, 2).min(axis=0)).astype(int) - reach - thick
+    x1, y1 = np.ceil(spaces.reshape(-1, 2).max(axis=0)).astype(int) + reach + thick
+    h, w = out.shape[:2]
+    x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
+    if x1 <= x0 or y1 <= y0:
+        return
+    mask = np.zeros((y1 - y0, x1 - x0), np.uint8)
     for quad in spaces:
-        c = quad.mean(axis=0)
-        d = quad - c
-        grown = c + d * (1 + (thick + gap) / np.maximum(np.linalg.norm(d, axis=1, keepdims=True), 1))
-        cv2.polylines(out, [_px(grown)], True, color, thick, cv2.LINE_AA)
+        cv2.fillPoly(mask, [_px(quad - (x0, y0))], 255)
+    grown = cv2.dilate(mask, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * reach + 1, 2 * reach + 1)))
+    contours, _ = cv2.findContours(grown, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    cv2.drawContours(out[y0:y1, x0:x1], contours, -1, color, thick, cv2.LINE_AA)
 
 
 def _badge_radius(width: int) -> int:

@@ -597,9 +597,10 @@ def delete_saved(game_id: str) -> None:
         ss["game_note"] = "Deleted this game; here is a new one."
 
 
-def results_picture(scene, owners: dict, paths: dict, rows: list, title: str, fill: float):
-    """The picture to share (a callable's body: made when the button is tapped)."""
-    board_drawn = draw_paths(draw_tracks(scene, owners, fill=fill), paths)
+def results_picture(scene, owners: dict, paths: dict, rows: list, title: str):
+    """The picture to share (a callable's body: made when the button is tapped): each player's
+    network painted bold, even on a photo, and the longest paths."""
+    board_drawn = draw_paths(draw_tracks(scene, owners, fill=0.75), paths)
     return cv2.imencode(".jpg", draw_results(board_drawn, rows, title), [cv2.IMWRITE_JPEG_QUALITY, 88])[1].tobytes()
 
 
@@ -881,7 +882,7 @@ if scored is not None:
     when = time.strftime("%d %b %Y")
     title = f"{VARIANTS[sheet.variant].title.split(' (')[0]} · {when}"
     share = (board_scene(), dict(ss["owners"]), {c: by_color[c].longest_path_tracks for c in holders},
-             S.share_rows(sheet, tab), title, owner_fill())
+             S.share_rows(sheet, tab), title)
     text = S.results_text(sheet, tab, when)
     with st.container(key="row_share"):
         s1, s2 = st.columns(2)

@@ -388,6 +388,9 @@ def test_picking_a_track_from_the_list_zooms_to_it_beside_the_photo_as_taken(exa
     # the owner buttons: nobody and each player, the owner read chosen
     picker = at.segmented_control(key="owner_pick")
     assert picker.options == ["nobody"] + at.multiselect(key="players").value and picker.value == doubtful[0].owner
+    # the view's button tapped again (which unselects it): the view stays
+    at.segmented_control(key="zoom").set_value(None).run()
+    assert not at.exception and at.session_state["zoom"] == "track"
     # one tap goes through them: each found right, on to the next, until none is left
     taps = 0
     at.selectbox(key="sel_track").set_value(None).run()
