@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.history import History
-from app.launch import COOKIE, PAGE, SERVED, TOKEN, TableSecret, command, lan_address
+from app.launch import COOKIE, PAGE, SECRET_ENV, SERVED, TOKEN, TableSecret, command, lan_address
 
 websockets = pytest.importorskip("websockets.sync.client")
 from websockets.exceptions import InvalidStatus  # noqa: E402
@@ -167,6 +167,14 @@ def test_a_port_in_use_or_out_of_range_is_a_one_line_error():
                            timeout=30)
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.strip() == f"ttr: error: port {port} is in use (another ttr app?): choose another with --port"
+
+
+def test_the_served_page_will_not_start_without_a_secret():
+    env = {k: v for k, v in os.environ.items() if k != SECRET_ENV}
+    cmd = command(free_port(), local=True)
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1
+    assert r.stdout + r.stderr == "ttr: error: serve the table's page with `ttr app` (it makes the secret the phones need)\n"
 
 
 def run_asgi(middleware: TableSecret, scope: dict) -> tuple[list[dict], bool]:
