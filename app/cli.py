@@ -12,18 +12,28 @@ import sys
 
 from scoring.errors import TtrError
 
-# name -> (module, one-line help). Order is the order shown by `ttr --help`.
-SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "tally": ("app.commands.tally", "score a game file (claimed routes, tickets) exactly"),
-    "detect": ("app.commands.detect", "read which player owns each track in board photos"),
+# name -> (module, one-line help), in two groups `ttr --help` shows apart, each in its order.
+AT_THE_TABLE: dict[str, tuple[str, str]] = {
+    "app": ("app.commands.app", "serve the page to the phones at the table (a QR code to scan)"),
     "score": ("app.commands.score", "read a photo, then tally it with a game file"),
+    "tally": ("app.commands.tally", "score a game file (claimed routes, tickets) exactly"),
+    "history": ("app.history", "list the games the app kept (or delete one)"),
+    "detect": ("app.commands.detect", "read which player owns each track in board photos"),
     "calibrate": ("app.commands.calibrate", "adapt the reader to your own empty board"),
+}
+FOR_DEVELOPERS: dict[str, tuple[str, str]] = {
     "render": ("app.commands.render", "render synthetic end-of-game photos with exact truth"),
     "template": ("app.commands.template", "measure or check the board template"),
     "train": ("app.commands.train", "train the space classifier and export it to ONNX"),
-    "app": ("app.commands.app", "start the Streamlit app"),
-    "history": ("app.history", "list the games the app kept (or delete one)"),
 }
+SUBCOMMANDS = AT_THE_TABLE | FOR_DEVELOPERS
+
+
+def _command_list() -> str:
+    """The commands as `ttr --help` lists them: players' commands first, developers' tools apart."""
+    width = max(map(len, SUBCOMMANDS)) + 2
+    return "\n\n".join(f"{title}:\n" + "\n".join(f"  {name:<{width}}{text}" for name, (_, text) in group.items())
+                       for title, group in (("at the table", AT_THE_TABLE), ("for developers", FOR_DEVELOPERS)))
 
 
 class _Parser(argparse.ArgumentParser):
@@ -36,12 +46,14 @@ class _Parser(argparse.ArgumentParser):
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The `ttr` parser; only `command`'s module is imported (so `ttr tally` never loads OpenCV)."""
     parser = _Parser(
-        prog="ttr",
-        description="Ticket to Ride (USA) board reader and exact scorer.",
+        prog="ttr", usage="%(prog)s [-h] COMMAND ...", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Ticket to Ride (USA) board reader and exact scorer.\n\n" + _command_list(),
+        epilog="`ttr COMMAND --help` tells more about each.",
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    # (the commands are listed in the description, in their groups; argparse's own list is one)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", help=argparse.SUPPRESS)
     for name, (module_name, help_text) in SUBCOMMANDS.items():
-        p = sub.add_parser(name, help=help_text, description=help_text)
+        p = sub.add_parser(name, prog=f"ttr {name}", description=help_text)
         if name == command:
             module = importlib.import_module(module_name)
             module.add_arguments(p)

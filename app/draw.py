@@ -10,10 +10,14 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import cv2
 import numpy as np
+from PIL import Image, ImageDraw, ImageFont
 
 from calibration.template import Template, load_template
+from scoring.board import load_board
 from vision.draw import draw_path
 from vision.palette import DOUBT_BGR, OUTLINE_BGR, OWNER_BGR, PAPER_BGR, PRINT_BGR, SELECT_BGR
+
+PAPER_RGB = tuple(reversed(PAPER_BGR))
 
 
 def _template_for(scene: np.ndarray) -> Template:
@@ -51,42 +55,88 @@ def board_canvas(width: int = 1200) -> np.ndarray:
     return scene
 
 
-def draw_tracks(scene: np.ndarray, owners: Mapping[int, str | None], doubtful: Iterable[int] = (),
-                selected: int | None = None, fill: float = 0.72, set_aside: Iterable[int] = ()) -> np.ndarray:
+def draw_tracks(scene: np.ndarray, owners: Mapping[int, str | None], to_check: Iterable[int] = (),
+                selected: int | None = None, fill: float = 0.72) -> np.ndarray:
     """Each owned track's spaces in its owner's colour: filled at opacity `fill` (low on a photo,
-    so the cars stay visible to compare) inside a bold outline of that colour; doubtful tracks
-    ringed in magenta and marked "?", tracks the rules set aside marked "!"; the selected track
-    ringed in cyan. Unowned spaces get a faint outline so they can be found and tapped."""
+    so the cars stay visible to compare) inside a bold outline of that colour; the tracks to check
+    (doubtful, or set aside by the rules) ringed in magenta with one "?" mark each, beside the
+    track away from its twin on a double so two marks never overlap; the selected track left
+    unpainted (what is on it is what is being checked), ringed in cyan. Unowned spaces get a faint
+    outline so they can be found and tapped."""
     tpl = _template_for(scene)
     thick = max(1, round(scene.shape[1] / 600))
     tinted = scene.copy()
-    for track in tpl.tracks:
-        owner = owners.get(track.id)
+    painted = [t for t in tpl.tracks if owners.get(t.id) and t.id != selected]
+    for track in painted:
         for quad in track.spaces:
-            if owner:
-                cv2.fillPoly(tinted, [_px(quad)], OWNER_BGR[owner], cv2.LINE_AA)
+            cv2.fillPoly(tinted, [_px(quad)], OWNER_BGR[owners[track.id]], cv2.LINE_AA)
     out = cv2.addWeighted(tinted, fill, scene, 1 - fill, 0)
     for track in tpl.tracks:
         owner = owners.get(track.id)
         for quad in track.spaces:
-            if owner:
+            if owner and track.id != selected:
                 cv2.polylines(out, [_px(quad)], True, OUTLINE_BGR[owner], 2 * thick + 2, cv2.LINE_AA)
                 cv2.polylines(out, [_px(quad)], True, OWNER_BGR[owner], 2 * thick, cv2.LINE_AA)
-            else:
+            elif track.id != selected:
                 cv2.polylines(out, [_px(quad)], True, (235, 235, 235), 1, cv2.LINE_AA)
-    aside = set(set_aside)
-    for tid in set(doubtful) | aside:
+    marked = set(to_check) - {selected}  # (the selected track's cars stay in sight: its reason is beside it)
+    for tid in marked:
         _ring(out, tpl.tracks[tid].spaces, DOUBT_BGR, 2 * thick + 1)
-        _badge(out, "!" if tid in aside else "?", tpl.tracks[tid].spaces.mean(axis=(0, 1)), scene.shape[1])
-    if selected is not None:
-        spaces = tpl.tracks[selected].spaces
-        _ring(out, spaces, (0, 0, 0), 6 * thick + 3)
-        _ring(out, spaces, SELECT_BGR, 4 * thick + 1)
-        owner = owners.get(selected)
-        for quad in spaces:  # the ring must not hide whose track it is
-            cv2.fillPoly(out, [_px(quad)], OWNER_BGR[owner] if owner else (235, 235, 235), cv2.LINE_AA)
-            cv2.polylines(out, [_px(quad)], True, (0, 0, 0), 1, cv2.LINE_AA)
+    if selected is not None:  # a thin ring clear of the cars, which overhang their spaces a little
+        mm = scene.shape[1] / tpl.board_mm[0]
+        ring, gap = max(2, round(1.2 * mm)), round(3 * mm)
+        _ring(out, tpl.tracks[selected].spaces, (0, 0, 0), ring + 2, gap=gap - 1)
+        _ring(out, tpl.tracks[selected].spaces, SELECT_BGR, ring, gap=gap)
+    for tid in marked:
+        _badge(out, "?", mark_position(tid, scene.shape[1], scene.shape[0]), scene.shape[1])
     return out
+
+
+def mark_position(track_id: int, width: int, height: int) -> np.ndarray:
+    """Where a track's "?" goes on a `width` x `height` board: its middle space, pushed away from
+    its twin on a double (where two marks would lie on top of each other)."""
+    tpl = load_template().for_image(width, height)
+    board = load_board()
+    centers = tpl.tracks[track_id].centers()
+    at = centers[len(centers) // 2]
+    twin = board.double_of(board.tracks[track_id])
+    if twin is not None:
+        away = centers.mean(axis=0) - tpl.tracks[twin.id].centers().mean(axis=0)
+        at = at + away / max(np.linalg.norm(away), 1e-6) * _badge_radius(width) * 1.1
+    return at
+
+
+def track_window(track_id: int, aspect: float = 4 / 3, least_mm: float = 200.0) -> tuple[float, ...]:
+    """A view of the board around a track, in mm (x0, y0, x1, y1): the track with a margin, at
+    least `least_mm` wide, `aspect` wide to high, kept on the board."""
+    tpl = load_template()
+    corners = tpl.tracks[track_id].spaces.reshape(-1, 2)
+    (x0, y0), (x1, y1) = corners.min(axis=0), corners.max(axis=0)
+    w = max(least_mm, (x1 - x0) + 40, ((y1 - y0) + 40) * aspect)
+    h = w / aspect
+    board_w, board_h = tpl.board_mm
+    w, h = min(w, board_w), min(h, board_h)
+    cx = min(max((x0 + x1) / 2, w / 2), board_w - w / 2)
+    cy = min(max((y0 + y1) / 2, h / 2), board_h - h / 2)
+    return (cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2)
+
+
+def track_photo_window(track_id: int, margin_mm: float = 12.0) -> tuple[float, ...]:
+    """The track alone, with a margin, in mm (x0, y0, x1, y1): what the page shows of the photo
+    as taken beside the reading."""
+    tpl = load_template()
+    corners = tpl.tracks[track_id].spaces.reshape(-1, 2)
+    (x0, y0), (x1, y1) = corners.min(axis=0) - margin_mm, corners.max(axis=0) + margin_mm
+    board_w, board_h = tpl.board_mm
+    return (max(0.0, x0), max(0.0, y0), min(board_w, x1), min(board_h, y1))
+
+
+def cut(scene: np.ndarray, window_mm: Sequence[float]) -> np.ndarray:
+    """The part of a flattened board (any size, the template frame) inside a window in mm."""
+    board_w, board_h = load_template().board_mm
+    sx, sy = scene.shape[1] / board_w, scene.shape[0] / board_h
+    x0, y0, x1, y1 = window_mm
+    return scene[round(y0 * sy):round(y1 * sy), round(x0 * sx):round(x1 * sx)]
 
 
 def draw_paths(scene: np.ndarray, paths: Mapping[str, Sequence[int]]) -> np.ndarray:
@@ -98,6 +148,41 @@ def draw_paths(scene: np.ndarray, paths: Mapping[str, Sequence[int]]) -> np.ndar
     for color, track_ids in paths.items():
         out = draw_path(out, track_ids, OWNER_BGR[color], thickness=thick)
     return out
+
+
+def draw_results(board: np.ndarray, rows: Sequence[tuple[str, str, str]], title: str) -> np.ndarray:
+    """The results picture to share: a band with `title` and the ranking (`rows`: colour, the
+    place and name, the total; from `app.state.share_rows`) above `board` (the board as drawn for
+    the results: each player's network, the longest paths). BGR, as wide as `board`."""
+    width = board.shape[1]
+    size = max(18, round(width / 48))
+    line = round(size * 1.6)
+    band = Image.new("RGB", (width, line * (len(rows) + 1) + size), PAPER_RGB)
+    pen = ImageDraw.Draw(band)
+    bold, plain = _font(size, bold=True), _font(size)
+    pen.text((size, size // 2), title, font=bold, fill=(40, 40, 40))
+    for n, (color, name, total) in enumerate(rows, 1):
+        y = size // 2 + n * line
+        r = size // 2
+        pen.ellipse((size, y + size // 2 - r + 2, size + 2 * r, y + size // 2 + r + 2),
+                    fill=tuple(reversed(OWNER_BGR[color])), outline=(90, 90, 90))
+        pen.text((size + 3 * r, y), name, font=plain, fill=(30, 30, 30))
+        pen.text((width - size, y), total, font=bold, fill=(30, 30, 30), anchor="ra")
+    return np.vstack([np.asarray(band)[:, :, ::-1], board])
+
+
+FONTS = ("DejaVuSans{}.ttf", "Arial{}.ttf", "LiberationSans-{}.ttf", "Helvetica.ttc", "segoeui{}.ttf")
+
+
+def _font(size: int, bold: bool = False):
+    """A system font that has the accents of players' names (the first found), else Pillow's own."""
+    for name in FONTS:
+        for style in (("-Bold", " Bold", "Bold", "b") if bold else ("", "-Regular", "")):
+            try:
+                return ImageFont.truetype(name.format(style), size)
+            except OSError:
+                continue
+    return ImageFont.load_default(size)
 
 
 def nearest_track(x: float, y: float, width: int, height: int, max_mm: float = 15.0) -> int | None:
@@ -113,18 +198,31 @@ def nearest_track(x: float, y: float, width: int, height: int, max_mm: float = 1
     return int(track_ids[i]) if depth[i] >= -max_mm else None
 
 
-def _ring(out: np.ndarray, spaces: np.ndarray, color, thick: int) -> None:
-    """Outline each space from outside, so the fill (the owner's colour) stays visible."""
+def _ring(out: np.ndarray, spaces: np.ndarray, color, thick: int, gap: int = 0) -> None:
+    """One outline around a track's spaces, `gap` pixels clear of them all round (so it never
+    crosses a car, nor runs between two of them)."""
+    reach = gap + (thick + 1) // 2 + 1
+    x0, y0 = np.floor(spaces.reshape(-1, 2).min(axis=0)).astype(int) - reach - thick
+    x1, y1 = np.ceil(spaces.reshape(-1, 2).max(axis=0)).astype(int) + reach + thick
+    h, w = out.shape[:2]
+    x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
+    if x1 <= x0 or y1 <= y0:
+        return
+    mask = np.zeros((y1 - y0, x1 - x0), np.uint8)
     for quad in spaces:
-        c = quad.mean(axis=0)
-        d = quad - c
-        grown = c + d * (1 + thick / np.maximum(np.linalg.norm(d, axis=1, keepdims=True), 1))
-        cv2.polylines(out, [_px(grown)], True, color, thick, cv2.LINE_AA)
+        cv2.fillPoly(mask, [_px(quad - (x0, y0))], 255)
+    grown = cv2.dilate(mask, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * reach + 1, 2 * reach + 1)))
+    contours, _ = cv2.findContours(grown, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    cv2.drawContours(out[y0:y1, x0:x1], contours, -1, color, thick, cv2.LINE_AA)
+
+
+def _badge_radius(width: int) -> int:
+    return max(7, round(width / 85))
 
 
 def _badge(out: np.ndarray, text: str, center: np.ndarray, width: int) -> None:
-    """A magenta disc with white text, for a doubtful track."""
-    r = max(7, round(width / 85))
+    """A magenta disc with white text: a track to check."""
+    r = _badge_radius(width)
     c = tuple(_px(center))
     cv2.circle(out, c, r + 2, (255, 255, 255), -1, cv2.LINE_AA)
     cv2.circle(out, c, r, DOUBT_BGR, -1, cv2.LINE_AA)

@@ -12,7 +12,8 @@ changed last. The ttr server runs on the players' own computer, so "this device"
 and every browser that opens it; each game has its own id, and "New game" starts another.
 
 A row holds the page's state (`app.state.TableState` and `PhotoCheck` as JSON), and, once the
-game is scored, its summary (variant, players, totals, winners) for the list.
+game is scored, its summary (variant, players, totals, winners) for the list. The names last
+given to each train colour are kept too, and a new game starts with them.
 """
 from __future__ import annotations
 
@@ -38,6 +39,10 @@ CREATE TABLE IF NOT EXISTS games (
   summary TEXT                  -- JSON: variant, players [{color, name, total}], winners; NULL until scored
 );
 CREATE INDEX IF NOT EXISTS games_updated ON games(updated);
+CREATE TABLE IF NOT EXISTS names (  -- the name last given to each train colour, for the next game
+  color TEXT PRIMARY KEY,
+  name TEXT NOT NULL
+);
 """
 
 
@@ -161,6 +166,23 @@ class History:
                                "ORDER BY updated DESC").fetchall()
         con.close()
         return [_saved(r) for r in rows]
+
+    def remember_names(self, names: dict[str, str]) -> None:
+        """Keep the names given to the train colours (blank ones leave the last name there)."""
+        given = [(c, n.strip()) for c, n in names.items() if (n or "").strip()]
+        if not given:
+            return
+        with self._connect() as con:
+            con.executemany("INSERT INTO names(color, name) VALUES (?, ?) "
+                            "ON CONFLICT(color) DO UPDATE SET name = excluded.name", given)
+        con.close()
+
+    def names(self) -> dict[str, str]:
+        """The name last given to each train colour, for a new game."""
+        with self._connect() as con:
+            rows = con.execute("SELECT color, name FROM names").fetchall()
+        con.close()
+        return dict(rows)
 
     def delete(self, game_id: str) -> bool:
         with self._connect() as con:

@@ -18,6 +18,7 @@ import base64
 import csv
 import io
 import json
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
@@ -29,10 +30,13 @@ from scoring.game import Game, parse_game, parse_json
 from scoring.review import Review, hold_to_rules
 from scoring.rules import PLAYER_COLORS, VARIANTS, route_points
 from scoring.score import SCORE_TRACK_LAP, PlayerScore, ScoreSheet, score_game
+from vision.image_io import load_photo
 from vision.reading import DOUBTFUL_TRACKS, Notice, Reading, TrackReading
-from vision.settings import DecideSettings
+from vision.rectify import flatten, photo_px_per_mm
+from vision.settings import DecideSettings, DoubtSettings
 
 DASH = " – "  # between two city names in every label the page shows
+CHECK_MARK = "? "  # before a track to check in the page's track list (as "?" marks it on the board)
 
 
 def ticket_key(ticket: Ticket) -> str:
@@ -58,9 +62,10 @@ def ticket_labels(variant: str, ticket_values: str) -> dict[str, str]:
 
 
 def track_label(track: Track) -> str:
-    """"Denver – Kansas City (4 black)". The two tracks of a double route differ by printed
-    colour, or, both gray, by where they lie: "Seattle – Portland (1 gray, left)"."""
-    label = f"{track.a}{DASH}{track.b} ({track.length} {track.color}"
+    """"Denver – Kansas City (4-train black track)": the printed colour said as the track's, not a
+    player's. The two tracks of a double route differ by printed colour, or, both gray, by where
+    they lie: "Portland – Seattle (1-train gray track, left)"."""
+    label = f"{track.a}{DASH}{track.b} ({track.length}-train {track.color} track"
     other = load_board().double_of(track)
     if other is not None and other.color == track.color:
         label += ", " + _side(track.id, other.id)
@@ -246,7 +251,8 @@ class TrackCheck:
 class PhotoCheck:
     """A photo's reading kept by the page: per track, the reader's owner, confidence, mark and
     the reason in words; the warnings (`vision.reading.Notice`: the page matches their codes);
-    the flattened board as JPEG (for drawing on)."""
+    the flattened board as JPEG (`board_as_taken`: at the photo's own resolution; drawn on at
+    the page's size)."""
 
     image: str
     tracks: list[TrackCheck]
@@ -317,7 +323,9 @@ def doubt_reason(t: TrackCheck, track: Track, said: str = "") -> str:
     if not t.doubtful:
         return ""
     if said:
-        return f"{said[0].upper()}{said[1:]} Read as {who(t.owner)} (chance {t.confidence:.0%}): look at it."
+        said = said.strip()
+        end = "" if said[-1] in ".?!" else "."
+        return f"{said[0].upper()}{said[1:]}{end} Read as {who(t.owner)}, {t.confidence:.0%} sure."
     alt, p_alt = runner_up(t)
     own_colour = track.color in OWNER_CLASSES and t.owner in (None, track.color) and alt in (None, track.color)
     if own_colour:
@@ -328,6 +336,17 @@ def doubt_reason(t: TrackCheck, track: Track, said: str = "") -> str:
                 f"({p_alt:.0%} by the photo). Look at it.")
     return (f"Read as {who(t.owner)}, only {t.confidence:.0%} sure: the rules "
             "or a close neighbour weighed in. Look at it.")
+
+
+OWN_PX_PER_MM_MAX = 5.0  # a 12 MP photo of the board is ~3.5-4.5 px/mm; a bigger one is kept at this
+
+
+def board_as_taken(photo_path: str, reading: Reading) -> np.ndarray:
+    """The photo's board flattened at the photo's own resolution (its pixels per mm over the board,
+    at most OWN_PX_PER_MM_MAX): what the page cuts a track out of to show it as photographed. (The
+    reader's own flattened board is at 2 px/mm, and read from a photo decoded reduced.)"""
+    corners = reading.location.corners_xy
+    return flatten(load_photo(photo_path), corners, px_per_mm=min(photo_px_per_mm(corners), OWN_PX_PER_MM_MAX))
 
 
 def photo_check(reading: Reading, board_jpeg: bytes = b"") -> PhotoCheck:
@@ -349,6 +368,33 @@ def change_owner(tab: TableState, track_id: int, owner: str | None) -> bool:
     tab.owners[track_id] = owner
     tab.steps.append(Step(track_id, before, owner))
     return True
+
+
+def to_check(tab: TableState, photo: "PhotoCheck | None", set_aside: Iterable[int] = ()) -> list[int]:
+    """The tracks a person should look at, in the order to look at them: those the rules set
+    aside (`set_aside`, from `scoring.review`), then the photo's doubtful ones nobody has settled
+    yet, least sure first."""
+    first = sorted(set(set_aside))
+    doubtful = sorted(still_doubtful(tab, photo), key=lambda t: t.confidence)
+    return first + [t.track_id for t in doubtful if t.track_id not in first]
+
+
+def check_reason(track_id: int, tab: TableState, photo: "PhotoCheck | None", review: Review | None = None) -> str:
+    """What the page says of a track, in one line: why the rules set it aside, why the photo
+    doubts it, or what the photo read and how sure, and whether a person corrected or checked it."""
+    aside = {a.track_id: a.reason for a in review.set_aside} if review else {}
+    if track_id in aside:
+        return aside[track_id][0].upper() + aside[track_id][1:]
+    if photo is None:
+        return ""
+    t = photo.tracks[track_id]
+    if tab.owners.get(track_id) != t.owner:
+        return f"Corrected: the photo read {who(t.owner)}, {t.confidence:.0%} sure."
+    if t.doubtful and track_id in tab.checked:
+        return f"Checked: right as read ({who(t.owner)})."
+    if t.doubtful:
+        return t.reason
+    return f"The photo reads {who(t.owner)}, {t.confidence:.0%} sure."
 
 
 def still_doubtful(tab: TableState, photo: "PhotoCheck | None") -> list[TrackCheck]:
@@ -402,8 +448,7 @@ class Fix:
     track_id: int
     owner: str | None  # the owner it would get
     was: str | None
-    chance: float  # how likely the photo finds that owner (the spaces' evidence), 0 without a photo
-    doubtful: bool  # the reader marked the track doubtful
+    chance: float | None  # the photo's chance that `owner` is right (`change_chance`); None without a photo
     all_agree: bool  # with it, every marker entered agrees
 
 
@@ -416,16 +461,32 @@ class MarkerHint:
 
 
 LAP = SCORE_TRACK_LAP  # the score track runs 0..99 and markers lap it
+# A hint proposes a change only where the photo leaves it this likely (below, one tap would make
+# the numbers agree and the score wrong), and never on a track the reader calls sure (read at
+# `DoubtSettings.below`, 95 %, or surer), even to give it back after a person changed it.
+PLAUSIBLE = 0.05
+SURE = DoubtSettings().below
+
+
+def change_chance(t: TrackCheck, owner: str | None) -> float:
+    """The photo's chance that a track's owner is `owner`: the reader's confidence for the owner it
+    read; for another, the rest of the chance (1 - confidence) shared as the spaces' evidence
+    shares it among the other owners."""
+    if owner == t.owner:
+        return t.confidence
+    others = sum(p for o, p in zip(OWNER_CLASSES, t.evidence) if o != t.owner)
+    share = t.chance(owner) / others if others > 0 else 1 / (len(OWNER_CLASSES) - 1)
+    return (1 - t.confidence) * share
 
 
 def marker_hints(tab: TableState, photo: PhotoCheck | None = None, max_fixes: int = 3,
                  claims: dict[str, list[int]] | None = None) -> list[MarkerHint]:
     """For each player whose marker disagrees with their route points: which single track, given
     to them or taken from them, would close the gap (a lap of 100 allowed). With a photo, only
-    changes it finds plausible (doubtful tracks, or ones whose evidence gives the new owner at
-    least 1 %), likeliest first; a change that makes another player's entered marker disagree
-    is left out. `all_agree` says when every entered marker then agrees. `claims`: the claims
-    scored (default: the page's; the app passes those `scoring.review` kept)."""
+    changes it leaves plausible (`change_chance` at least PLAUSIBLE), never on a track it is SURE
+    of, and never on a track a person found right as read and left so; likeliest first. A change that makes another player's
+    entered marker disagree is left out; `all_agree` says when every entered marker then agrees.
+    `claims`: the claims scored (default: the page's; the app passes those `scoring.review` kept)."""
     board = load_board()
     claims = claims if claims is not None else tab.claims()
     owner_of = {i: c for c, ids in claims.items() for i in ids}
@@ -442,6 +503,8 @@ def marker_hints(tab: TableState, photo: PhotoCheck | None = None, max_fixes: in
             continue
         fixes = []
         for t in board.tracks:
+            if t.id in tab.checked and (photo is None or tab.owners.get(t.id) == checks[t.id].owner):
+                continue  # a person looked and found it right as read (and left it so)
             was = owner_of.get(t.id)
             pts = route_points(t.length)
             if was == c:
@@ -465,31 +528,32 @@ def marker_hints(tab: TableState, photo: PhotoCheck | None = None, max_fixes: in
                 if any(o in markers and agrees(o, points.get(o, 0)) and not agrees(o, points.get(o, 0) + delta[o])
                        for o in others):
                     continue  # it would break a marker that agrees now
-                check = checks.get(t.id)
-                chance = check.chance(new) if check else 0.0
-                doubtful = bool(check and check.doubtful)
-                if photo is not None and not doubtful and chance < 0.01:
-                    continue
+                chance = None
+                if photo is not None:
+                    if checks[t.id].confidence >= SURE:
+                        break
+                    chance = change_chance(checks[t.id], new)
+                    if chance < PLAUSIBLE:
+                        continue
                 new_points = {o: points.get(o, 0) + delta.get(o, 0) for o in set(points) | set(delta)}
                 all_agree = all(agrees(o, new_points.get(o, 0)) for o in markers)
-                fixes.append(Fix(t.id, new, was, chance, doubtful, all_agree))
-        fixes.sort(key=lambda f: (not f.all_agree, not f.doubtful, -f.chance, track_label(board.tracks[f.track_id])))
+                fixes.append(Fix(t.id, new, was, chance, all_agree))
+        fixes.sort(key=lambda f: (not f.all_agree, -(f.chance or 0), track_label(board.tracks[f.track_id])))
         hints.append(MarkerHint(c, m, points.get(c, 0), tuple(fixes[:max_fixes])))
     return hints
 
 
 def fix_text(f: Fix, tab: TableState) -> str:
+    """"Give Portland – Salt Lake City (6-train blue track) to Blue: 15 points (the photo gives
+    Blue 84 %)": the change, what it is worth, and how sure the photo is of it."""
     t = load_board().tracks[f.track_id]
     pts = route_points(t.length)
     move = (f"give {track_label(t)} to {tab.display_name(f.owner)}" if f.owner and not f.was
             else f"{track_label(t)} is {tab.display_name(f.owner)}'s, not {tab.display_name(f.was)}'s" if f.owner
             else f"{track_label(t)} is nobody's (take it from {tab.display_name(f.was)})")
-    why = []
-    if f.doubtful:
-        why.append("the photo marked it doubtful")
-    if f.chance:
-        why.append(f"the photo gives it {f.chance:.0%}")
-    return f"{move[0].upper()}{move[1:]}: {pts} points" + (f" ({'; '.join(why)})" if why else "")
+    sure = f" (the photo gives {tab.display_name(f.owner) if f.owner else 'nobody'} {f.chance:.0%})" \
+        if f.chance is not None else ""
+    return f"{move[0].upper()}{move[1:]}: {pts} points{sure}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -520,6 +584,40 @@ def ranking(sheet: "ScoreSheet | dict", tab: TableState) -> list[Place]:
                     "longest path card": "Longest Path card", "shared": "shared win"}.get(sheet.decided_by, "")
         out.append(Place(place, p.color, tab.display_name(p.color), p.total, note))
     return out
+
+
+def share_rows(sheet: "ScoreSheet | dict", tab: TableState) -> list[tuple[str, str, str]]:
+    """The ranking as the results picture shows it: (colour, "1. Ada (red)", "112"), with what
+    decided a tie and who holds a bonus card beside the name."""
+    sheet = score_sheet(sheet)
+    by_color = {p.color: p for p in sheet.players}
+    rows = []
+    for p in ranking(sheet, tab):
+        me = by_color[p.color]
+        extra = [p.note] if p.note else []
+        if me.longest_path_bonus:
+            extra.append(f"longest path, {me.longest_path} trains")
+        if me.globetrotter_bonus:
+            extra.append("globetrotter")
+        rows.append((p.color, f"{p.place}. {p.name}" + (f" · {', '.join(extra)}" if extra else ""), str(p.total)))
+    return rows
+
+
+def results_text(sheet: "ScoreSheet | dict", tab: TableState, when: str = "") -> str:
+    """The results in a few lines for the group chat: the game, the ranking, what decided a tie,
+    the longest path."""
+    sheet = score_sheet(sheet)
+    by_color = {p.color: p for p in sheet.players}
+    lines = [VARIANTS[sheet.variant].title + (f", {when}" if when else "")]
+    for p in ranking(sheet, tab):
+        lines.append(f"{p.place}. {p.name}: {p.total}" + (" (wins)" if p.color in sheet.winners else ""))
+    if decided_text(sheet.decided_by):
+        lines.append(decided_text(sheet.decided_by))
+    holders = [by_color[c] for c in by_color if by_color[c].longest_path_bonus]
+    for h in holders:
+        lines.append(f"Longest path: {tab.display_name(h.color)}, {h.longest_path} trains "
+                     f"({DASH.join(h.longest_path_cities)})")
+    return "\n".join(lines) + "\n"
 
 
 DECIDED = {

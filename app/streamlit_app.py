@@ -1,12 +1,16 @@
 """ttr's page: photograph a finished board, check and correct what was read, score the game.
 
-Run with `ttr app` or `streamlit run app/streamlit_app.py`. Phone first, top to bottom: the photo
-(camera, upload, the example), the board to check (tracks to check first, in words; tap to fix;
-undo one step at a time), players (names, tickets, score-track markers), results (a ranking, then
-the detail; a marker that disagrees says which track would explain it, fixed in one tap), save,
-then games played here, loading a saved game and calibration. The page holds no rule of the game:
-reading comes from `vision`, every score and every rule from `scoring`; its state is
-`app.state` (plain values) and `app.history` keeps it across reloads.
+Run with `ttr app` (served to the table's phones behind a secret, `app/launch.py`) or `streamlit
+run app/streamlit_app.py`. Phone first, top to bottom: the photo (camera, upload, the example),
+the board to check (beside the track list on a wide screen: the tracks to check marked "?", each
+with its reason in one line, and how many are left; a picked track zoomed, unpainted, beside the
+photo of it as taken; tap an owner to fix; undo one step at a time), players (names, remembered
+on this computer; tickets; score-track markers, each with its verdict beside it and, where one
+track the photo doubts explains a disagreement, that fix in one tap), results (a ranking, the
+detail, the longest paths, a picture and a text to share), save, then games played here, loading
+a saved game and calibration. The page holds no rule of the game: reading comes from `vision`,
+every score and every rule from `scoring`; its state is `app.state` (plain values) and
+`app.history` keeps it across reloads; pictures are drawn by `app.draw`.
 
 Session state (plain values, kept across reruns):
   game_id               the row of `app.history` this page saves to (also `?game=` in the address)
@@ -15,10 +19,16 @@ Session state (plain values, kept across reruns):
   checked               doubtful track ids a person found right as read
   photo_check           the last photo's `app.state.PhotoCheck` (None: a drawn board)
   set_aside_tickets     colour -> ticket keys a variant switch set aside
+  to_check              the tracks to check, in order, as last shown (for "next")
+  view_shown            the view of the board last shown (kept when its button is tapped again)
+  remembered            the names last given to each colour on this computer (`app.history`)
+  prefilled             colour -> the remembered name the page put in this game ("" when none was)
+  delete_asked          the saved game whose Delete waits for a yes
   pending               widget values to set before the widgets are drawn on the next run
 Widget keys: variant, ticket_values, players, name_<c>, tickets_<c>, marker_<c>, photo,
-camera, use_camera, example, by_hand, new_game, zoom, board_click, sel_track, owner_pick, undo,
-undo_all, mark_right, fix_<i>, check_<i>, path_pick, dl_json, dl_csv, open_<id>, delete_<id>, restore,
+camera, use_camera, example, by_hand, new_game, zoom, board_click, sel_track, owner_pick,
+next_check, mark_right, undo, undo_all, fix_<c>_<n>, check_aside, path_pick, share_picture,
+share_text, dl_json, dl_csv, open_<id>, delete_<id>, delete_yes, delete_no, restore,
 calib_photos, calibrate, forget_calibration.
 """
 from __future__ import annotations
@@ -43,28 +53,41 @@ if importlib.util.find_spec("scoring") is None:
     sys.path.insert(0, str(ROOT))
 
 from app import state as S  # noqa: E402
-from app.draw import board_canvas, draw_paths, draw_tracks, nearest_track  # noqa: E402
+from app.draw import (  # noqa: E402
+    board_canvas,
+    cut,
+    draw_paths,
+    draw_results,
+    draw_tracks,
+    nearest_track,
+    track_photo_window,
+    track_window,
+)
 from app.history import GameSummary, History, new_id  # noqa: E402
 from app.launch import MAX_UPLOAD_MB  # noqa: E402
 from calibration.user import load_calibration  # noqa: E402
 from scoring.board import load_board  # noqa: E402
 from scoring.errors import TtrError  # noqa: E402
 from scoring.rules import PLAYER_COLORS, VARIANTS  # noqa: E402
-from vision.palette import PLAYER_CSS, PLAYER_MARKDOWN  # noqa: E402
 from vision.calibrate import fit_calibration  # noqa: E402
+from vision.palette import PLAYER_CSS, PLAYER_INK  # noqa: E402
 from vision.read import Reader  # noqa: E402
 from vision.reading import DOUBTFUL_TRACKS  # noqa: E402
 
 # The bundled example: examples/ in a checkout; installed, it ships as app/examples (pyproject).
 EXAMPLE = next((p for p in (ROOT / "examples" / "board.jpg", Path(__file__).parent / "examples" / "board.jpg")
                 if p.exists()), None)
-DISPLAY_WIDTH = 1400  # pixels of the board image sent to the browser
-# Views of the board to tap on: label, left and right edge as fractions of the board's width.
-ZOOM = {"whole": ("Whole board", 0.0, 1.0), "west": ("West", 0.0, 0.45),
+DISPLAY_WIDTH = 1400  # pixels of the board image drawn on and sent to the browser
+# Views of the board to tap on: label, left and right edge as fractions of the board's width
+# ("track": around the track picked, see app.draw.track_window; the whole board when none is).
+ZOOM = {"track": ("Track", None, None), "whole": ("Whole", 0.0, 1.0), "west": ("West", 0.0, 0.45),
         "middle": ("Middle", 0.275, 0.725), "east": ("East", 0.55, 1.0)}
 CSS = """
 <style>
+/* a rerun changes what lies above the part in view: the view stays where it is */
+[data-testid="stMain"] {overflow-anchor: none;}
 .block-container {max-width: 1000px; padding-top: 2.2rem;}
+@media (min-width: 1100px) {.block-container {max-width: 1400px;}}
 .ttr-total {float: right; font-size: 1.5rem; font-weight: 700; line-height: 1.0;}
 table.ttr-rank {width: 100%; border-collapse: collapse; font-size: 1.05rem; border: none !important;}
 table.ttr-rank td {padding: .35rem .4rem; border: none !important; border-bottom: 1px solid rgba(128,128,128,.25) !important;}
@@ -76,10 +99,19 @@ table.ttr-rank span.note {color: #777; font-size: .85rem; margin-left: .4rem;}
 .st-key-row_title [data-testid="stColumn"]:first-child {flex: 2 1 0 !important;}
 /* rows of small fields stay rows on a phone (Streamlit stacks columns under 640 px) */
 .st-key-row_title [data-testid="stHorizontalBlock"], .st-key-row_photo [data-testid="stHorizontalBlock"],
-[class*="st-key-row_player_"] [data-testid="stHorizontalBlock"],
-.st-key-row_save [data-testid="stHorizontalBlock"] {flex-wrap: nowrap !important; gap: .5rem;}
-.st-key-row_title [data-testid="stColumn"], .st-key-row_photo [data-testid="stColumn"], [class*="st-key-row_player_"] [data-testid="stColumn"],
-.st-key-row_save [data-testid="stColumn"] {min-width: 0 !important; width: auto !important; flex: 1 1 0 !important;}
+[class*="st-key-row_player_"] [data-testid="stHorizontalBlock"], .st-key-row_share [data-testid="stHorizontalBlock"],
+.st-key-row_save [data-testid="stHorizontalBlock"], .st-key-row_undo [data-testid="stHorizontalBlock"],
+[class*="st-key-row_game_"] [data-testid="stHorizontalBlock"] {flex-wrap: nowrap !important; gap: .5rem;}
+.st-key-row_title [data-testid="stColumn"], .st-key-row_photo [data-testid="stColumn"],
+[class*="st-key-row_player_"] [data-testid="stColumn"], .st-key-row_share [data-testid="stColumn"],
+.st-key-row_save [data-testid="stColumn"], .st-key-row_undo [data-testid="stColumn"],
+[class*="st-key-row_game_"] [data-testid="stColumn"] {min-width: 0 !important; width: auto !important; flex: 1 1 0 !important;}
+/* tap targets: 44 px high; the owners on one line, each as wide as the others */
+.st-key-zoom button, .st-key-owner_pick button {min-height: 44px;}
+.st-key-zoom [data-testid="stButtonGroup"] > div, .st-key-owner_pick [data-testid="stButtonGroup"] > div
+  {flex-wrap: nowrap !important; width: 100%;}
+.st-key-zoom button, .st-key-owner_pick button {flex: 1 1 0; min-width: 0; padding-left: .2rem; padding-right: .2rem;}
+.st-key-owner_pick button p {white-space: nowrap; overflow: hidden; text-overflow: ellipsis;}
 @media (max-width: 640px) {
   .block-container {padding-left: .7rem; padding-right: .7rem; padding-top: .6rem;}
   h1 {font-size: 1.05rem !important; padding-bottom: .2rem !important;}
@@ -87,12 +119,20 @@ table.ttr-rank span.note {color: #777; font-size: .85rem; margin-left: .4rem;}
   h2 {font-size: 1.15rem !important; padding-top: .6rem !important;}
   [data-testid="stFileUploaderDropzoneInstructions"] {display: none;}
   [data-testid="stFileUploaderDropzone"] {padding: .5rem;}
+  .st-key-owner_pick button p, .st-key-zoom button p {font-size: .85rem;}
 }
 </style>
 """
+# Each player in their colour: the chips of the players list, a bar beside their row (Streamlit
+# gives chips the theme's colour, and its yellow text is brown)
+PLAYER_STYLE = "<style>" + "".join(
+    f'.st-key-players span[data-tag][aria-label="{c}"] {{background: {PLAYER_CSS[c]} !important;}}'
+    f'.st-key-players span[data-tag][aria-label="{c}"] * {{color: {PLAYER_INK[c]} !important;}}'
+    f'.st-key-row_player_{c} {{border-left: .35rem solid {PLAYER_CSS[c]}; padding-left: .6rem;}}'
+    for c in PLAYER_COLORS) + "</style>"
 
 st.set_page_config(page_title="ttr · Ticket to Ride scorer", page_icon=":material/train:", layout="wide")
-st.markdown(CSS, unsafe_allow_html=True)
+st.markdown(CSS + PLAYER_STYLE, unsafe_allow_html=True)
 ss = st.session_state
 board = load_board()
 
@@ -135,6 +175,8 @@ def show_table(tab: S.TableState, photo: S.PhotoCheck | None) -> None:
     ss["photo_check"] = photo
     ss["variant_was"] = tab.variant
     ss["sel_track"] = None
+    ss["zoom"] = "whole"
+    ss["prefilled"] = {c: "" for c in PLAYER_COLORS if tab.names.get(c)}  # (a saved game's names stay as saved)
     ss["photo_dirty"] = False  # (the database holds this photo's image, or none)
 
 
@@ -160,13 +202,20 @@ def new_game() -> None:
     ss["game_note"] = "A new game: photograph the board."
 
 
+def typed_names(tab: S.TableState) -> dict[str, str]:
+    """The names a person typed in this game (not those the page put in from an earlier game)."""
+    prefilled = ss.get("prefilled") or {}
+    return {c: n for c, n in tab.names.items() if n and n != prefilled.get(c)}
+
+
 def has_content(tab: S.TableState) -> bool:
     return bool(any(tab.owners.values()) or ss["photo_check"] is not None or any(tab.tickets.values())
-                or any(v is not None for v in tab.score_track.values()) or any(tab.names.values()))
+                or any(v is not None for v in tab.score_track.values()) or typed_names(tab))
 
 
 def save_game(tab: S.TableState, scored: S.Scored | None) -> None:
-    """Write the game to the history when it changed (the photo's image only when it changed)."""
+    """Write the game to the history when it changed (the photo's image only when it changed),
+    and remember the names typed for the next game."""
     if not has_content(tab):
         return
     photo = ss["photo_check"]
@@ -177,8 +226,12 @@ def save_game(tab: S.TableState, scored: S.Scored | None) -> None:
     if text == ss.get("saved_state"):
         return
     dirty = bool(ss.get("photo_dirty"))
-    history().save(ss["game_id"], state, summary, photo=photo.board_jpeg if (photo and dirty) else None,
-                   keep_photo=not (dirty and photo is None))
+    hist = history()
+    hist.save(ss["game_id"], state, summary, photo=photo.board_jpeg if (photo and dirty) else None,
+              keep_photo=not (dirty and photo is None))
+    if typed_names(tab):
+        hist.remember_names(typed_names(tab))
+        ss["remembered"] = hist.names()
     ss["saved_state"] = text
     ss["photo_dirty"] = False
 
@@ -192,6 +245,7 @@ if "game_id" not in ss:  # a new session (first visit, reload, browser restart):
     ss.setdefault("checked", [])
     ss.setdefault("set_aside_tickets", {})
     ss.setdefault("photo_check", None)
+    ss["remembered"] = history().names()
     wanted = st.query_params.get("game")
     latest = None if wanted else history().latest()
     if wanted and open_game(wanted):
@@ -203,19 +257,31 @@ if "game_id" not in ss:  # a new session (first visit, reload, browser restart):
 if st.query_params.get("game") != ss["game_id"]:
     st.query_params["game"] = ss["game_id"]
 if isinstance(ss.get("sel_track"), str):
-    # The browser sends the chosen label back; a track's label gains or loses its "(?)"/"(!)"
-    # mark when it is checked or corrected, so a label no longer among the options is mapped back.
-    _plain = ss["sel_track"].removeprefix("(!) ").removeprefix("(?) ")
+    # The browser sends the chosen label back; a track's label gains or loses its "?" when it is
+    # checked or corrected, so a label no longer among the options is mapped back.
+    _plain = ss["sel_track"].removeprefix(S.CHECK_MARK)
     ss["sel_track"] = next((t.id for t in board.tracks if S.track_label(t) == _plain), None)
 ss.setdefault("variant", "classic")
 ss.setdefault("players", ["red", "blue"])
 ss.setdefault("zoom", "whole")
 ss.setdefault("variant_was", ss["variant"])
+ss.setdefault("prefilled", {})
 
 
 def name_of(color: str) -> str:
     name = (ss.get(f"name_{color}") or "").strip()
     return name or color.capitalize()
+
+
+def put_remembered_names(players: list[str]) -> None:
+    """Each player's name from earlier games on this computer, once per game, where none is
+    given (call before the name fields are drawn)."""
+    for c in players:
+        if c not in ss["prefilled"]:
+            name = "" if ss.get(f"name_{c}") else (ss.get("remembered") or {}).get(c, "")
+            ss["prefilled"] = {**ss["prefilled"], c: name}
+            if name:
+                ss[f"name_{c}"] = name
 
 
 # ---------------------------------------------------------------------------------------------
@@ -237,14 +303,6 @@ def saved_calibration() -> str | None:
     return str(CALIBRATION_DIR) if (CALIBRATION_DIR / "calibration.json").exists() else None
 
 
-def board_jpeg(flattened) -> bytes:
-    img = flattened
-    if img.shape[1] > DISPLAY_WIDTH:
-        h = round(img.shape[0] * DISPLAY_WIDTH / img.shape[1])
-        img = cv2.resize(img, (DISPLAY_WIDTH, h), interpolation=cv2.INTER_AREA)
-    return cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, 88])[1].tobytes()
-
-
 def read_photo(name: str, data: bytes) -> None:
     """Read `data` and put its tracks on the page; a bad photo leaves everything as it was."""
     ss["photo_error"] = None
@@ -253,7 +311,6 @@ def read_photo(name: str, data: bytes) -> None:
                              f"{MAX_UPLOAD_MB} MB are read. Send a smaller copy (any phone photo fits).")
         return
     with st.status(f"Reading {name}…", expanded=False) as status:
-        t0 = time.perf_counter()
         # The reader's own file path (EXIF, a big JPEG decoded reduced) is used as it is, from a
         # temporary copy; its messages name that copy, so the person's file name is put back.
         with tempfile.TemporaryDirectory() as tmp:
@@ -266,20 +323,23 @@ def read_photo(name: str, data: bytes) -> None:
                 msg = str(e).replace(str(path), name)
                 ss["photo_error"] = msg if msg.startswith(name) else f"{name}: {msg}"
                 return
+            as_taken = S.board_as_taken(str(path), reading)
         reading.image = name
-        photo = S.photo_check(reading, board_jpeg(reading.flattened))
-        status.update(label=f"Read {name} in {time.perf_counter() - t0:.1f} s", state="complete")
+        photo = S.photo_check(reading, cv2.imencode(".jpg", as_taken, [cv2.IMWRITE_JPEG_QUALITY, 88])[1].tobytes())
+        status.update(label=f"Read {name}", state="complete")
     ss["photo_check"] = photo
     ss["photo_dirty"] = True
     ss["owners"] = photo.owners()
     ss["steps"] = []
     ss["checked"] = []
-    # The players are the colours on the board, and anyone already given a name or a ticket.
-    entered = {c for c in ss["players"] if ss.get(f"name_{c}") or ss.get(f"tickets_{c}")
-               or ss.get(f"marker_{c}") is not None}
+    # The players are the colours on the board, and anyone already given a ticket, a marker or
+    # a name typed in this game.
+    typed = typed_names(table())
+    entered = {c for c in ss["players"] if c in typed or ss.get(f"tickets_{c}") or ss.get(f"marker_{c}") is not None}
     players = S.sort_players({o for o in ss["owners"].values() if o} | entered)
     # (the widgets showing these are drawn further down this same run: no rerun needed)
     ss["sel_track"] = None
+    ss["zoom"] = "whole"
     if len(players) >= 2 and players != S.sort_players(ss["players"]):
         ss["players"] = players
 
@@ -295,65 +355,67 @@ def take_example() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Correcting owners
+# Checking and correcting owners
 
-def set_aside_now() -> set[int]:
-    return set(ss.get("set_aside_ids") or ())
-
-
-def tracks_in_order() -> list[int]:
-    """Tracks the rules set aside first, then doubtful ones (least sure first), then every
-    track by city names."""
-    photo = ss["photo_check"]
-    first = sorted(set_aside_now())
-    doubtful = sorted(S.still_doubtful(table(), photo), key=lambda t: t.confidence)
-    first += [t.track_id for t in doubtful if t.track_id not in first]
-    rest = sorted((t.id for t in board.tracks if t.id not in set(first)),
-                  key=lambda i: S.track_label(board.tracks[i]))
-    return first + rest
-
-
-def track_option(marked: frozenset[int], aside: frozenset[int]):
+def track_option(marked: frozenset[int]):
     """Labels for the track list. They must not change while a track is selected (the browser
     keeps the chosen label), so owners are shown by the picker below, not here; and they read no
     session state (AppTest formats values outside the script run)."""
-    return lambda tid: ("(!) " if tid in aside else "(?) " if tid in marked else "") + S.track_label(board.tracks[tid])
+    return lambda tid: (S.CHECK_MARK if tid in marked else "") + S.track_label(board.tracks[tid])
 
 
-def doubtful_ids() -> set[int]:
-    """Doubtful tracks still to check (not yet found right, not corrected)."""
-    return {t.track_id for t in S.still_doubtful(table(), ss["photo_check"])}
-
-
-def mark_right(tid: int) -> None:
-    if tid not in ss["checked"]:
-        ss["checked"].append(tid)
-
-
-def select_track() -> None:
-    tid = ss.get("sel_track")
+def pick_track(tid: int | None) -> None:
+    """Select a track (None: none), zoomed to it, its owner in the picker."""
+    ss["sel_track"] = tid
+    ss["zoom"] = "track" if tid is not None else "whole"
     if tid is not None:
         ss["owner_pick"] = ss["owners"].get(tid) or "nobody"
 
 
-def pick_track(tid: int) -> None:
-    ss["sel_track"] = tid
-    ss["owner_pick"] = ss["owners"].get(tid) or "nobody"
+def select_track() -> None:
+    pick_track(ss.get("sel_track"))
+
+
+def next_to_check(after: int | None = None) -> int | None:
+    """The track to check after `after` in the list last shown (from the top when it is not
+    there), `after` itself left out; None when none is left."""
+    order = ss.get("to_check") or []
+    rest = [i for i in order if i != after]
+    if after in order:
+        later = [i for i in order[order.index(after) + 1:] if i != after]
+        rest = later + [i for i in rest if i not in later]
+    return rest[0] if rest else None
+
+
+def check_next() -> None:
+    pick_track(next_to_check(ss.get("sel_track")))
+
+
+def mark_right(tid: int) -> None:
+    """The track is as read: checked, and on to the next one to check."""
+    if tid not in ss["checked"]:
+        ss["checked"].append(tid)
+    pick_track(next_to_check(tid))
 
 
 def click_board() -> None:
     click = ss.get("board_click")
     if not click:
         return
-    x0, x1, w, h = ss["board_view"]  # the part of the board shown (scene pixels) and its size
-    tid = nearest_track(x0 + click["x"] * (x1 - x0) / click["width"], click["y"] * h / click["height"], w, h)
+    x0, y0, x1, y1 = ss["board_view"]  # the part of the board shown, in mm
+    w, h = board.board_mm
+    tid = nearest_track(x0 + click["x"] * (x1 - x0) / click["width"], y0 + click["y"] * (y1 - y0) / click["height"],
+                        w, h)
     if tid is not None:
         pick_track(tid)
 
 
 def set_owner() -> None:
     tid, pick = ss.get("sel_track"), ss.get("owner_pick")
-    if tid is None or pick is None:
+    if tid is None:
+        return
+    if pick is None:  # the owner shown tapped again: it stays
+        ss["owner_pick"] = ss["owners"].get(tid) or "nobody"
         return
     S.change_owner(table(), tid, None if pick == "nobody" else pick)
 
@@ -412,12 +474,20 @@ def _decoded(jpeg: bytes):
     return cv2.imdecode(np.frombuffer(jpeg, np.uint8), cv2.IMREAD_COLOR)
 
 
+@st.cache_data(max_entries=4, show_spinner=False)
+def _display(jpeg: bytes):
+    img = _decoded(jpeg)
+    h = round(img.shape[0] * DISPLAY_WIDTH / img.shape[1])
+    return cv2.resize(img, (DISPLAY_WIDTH, h), interpolation=cv2.INTER_AREA if img.shape[1] > DISPLAY_WIDTH
+                      else cv2.INTER_LINEAR)
+
+
 def board_scene():
-    """The flattened photo (or a drawn board), at display size, BGR."""
+    """The flattened photo (or a drawn board), at the display's size, BGR."""
     photo = ss["photo_check"]
     if photo is None or not photo.board_jpeg:
         return _canvas(DISPLAY_WIDTH)
-    return _decoded(photo.board_jpeg)
+    return _display(photo.board_jpeg)
 
 
 def owner_fill() -> float:
@@ -426,8 +496,30 @@ def owner_fill() -> float:
     return 0.25 if ss["photo_check"] is not None and ss["photo_check"].board_jpeg else 0.85
 
 
+def board_view() -> tuple[float, float, float, float]:
+    """The part of the board shown (mm): around the track picked, a third, or all of it."""
+    w, h = board.board_mm
+    zoom = ss.get("zoom") or "whole"
+    if zoom == "track":
+        return track_window(ss["sel_track"]) if ss.get("sel_track") is not None else (0.0, 0.0, w, h)
+    _, f0, f1 = ZOOM[zoom]
+    return (f0 * w, 0.0, f1 * w, h)
+
+
+def keep_view() -> None:
+    """Tapping the view shown unselects it: it stays."""
+    if ss.get("zoom") is None:
+        ss["zoom"] = ss.get("view_shown") or "whole"
+
+
 def rgb(bgr):
     return bgr[:, :, ::-1].copy()
+
+
+def owner_css(options: list[str]) -> str:
+    """Each owner button underlined in its player's colour (they come in the order given)."""
+    return "<style>" + "".join(f'.st-key-owner_pick button:nth-of-type({n}) {{box-shadow: inset 0 -5px 0 '
+                               f'{PLAYER_CSS[c]};}}' for n, c in enumerate(options, 1) if c in PLAYER_CSS) + "</style>"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -489,11 +581,27 @@ def open_saved(game_id: str) -> None:
         ss["game_note"] = "Opened a game from the list."
 
 
+def ask_delete(game_id: str) -> None:
+    ss["delete_asked"] = game_id
+
+
+def keep_saved() -> None:
+    ss.pop("delete_asked", None)
+
+
 def delete_saved(game_id: str) -> None:
+    ss.pop("delete_asked", None)
     history().delete(game_id)
     if game_id == ss["game_id"]:
         new_game()
         ss["game_note"] = "Deleted this game; here is a new one."
+
+
+def results_picture(scene, owners: dict, paths: dict, rows: list, title: str):
+    """The picture to share (a callable's body: made when the button is tapped): each player's
+    network painted bold, even on a photo, and the longest paths."""
+    board_drawn = draw_paths(draw_tracks(scene, owners, fill=0.75), paths)
+    return cv2.imencode(".jpg", draw_results(board_drawn, rows, title), [cv2.IMWRITE_JPEG_QUALITY, 88])[1].tobytes()
 
 
 # =============================================================================================
@@ -542,83 +650,94 @@ if have_board and len(players) >= 2:
         scored = S.score(tab, ss["photo_check"])
     except TtrError as e:  # (held to the rules first, so this is not expected)
         score_error = str(e)
-ss["set_aside_ids"] = sorted(scored.review.set_aside_ids()) if scored else []
+review = scored.review if scored else None
+photo = ss["photo_check"]
+ss["to_check"] = S.to_check(tab, photo, review.set_aside_ids() if review else ())
 
 # 2. Check and correct -------------------------------------------------------------------------
 if have_board:
-    photo = ss["photo_check"]
-    aside = scored.review.set_aside if scored else ()
+    order = ss["to_check"]
     if photo is not None:
         n_claimed = sum(1 for t in photo.tracks if t.owner)
-        n_open = len(doubtful_ids())
-        st.success(f"{photo.image}: {n_claimed} tracks claimed, {len(photo.doubtful)} doubtful"
-                   + (f" ({n_open} still to check, marked ?)" if n_open else " (all checked)")
-                   + (f", {len(aside)} not counted by the rules (marked !)" if aside else "")
-                   + f". Read in {photo.elapsed_ms / 1000:.1f} s.", icon=":material/check_circle:")
+        st.success(f"{photo.image}: {n_claimed} tracks claimed, read in {photo.elapsed_ms / 1000:.1f} s.",
+                   icon=":material/check_circle:")
         for w in photo.warnings:
-            if w.code != DOUBTFUL_TRACKS:  # (those are listed first in the track list below)
+            if w.code != DOUBTFUL_TRACKS:  # (those are the tracks to check, beside the board)
                 st.warning(w.text, icon=":material/warning:")
     owners = ss["owners"]
-    read = photo.owners() if photo else {}
-    n_fixed = sum(1 for k, v in owners.items() if photo is not None and read.get(k) != v)
-    scene = board_scene()
-    shown = draw_tracks(scene, owners, doubtful_ids(), ss.get("sel_track"), fill=owner_fill(),
-                        set_aside=set_aside_now())
-    # On a phone the whole board is ~360 px wide; a third of it, as wide as the column, is easy to tap.
-    st.segmented_control("Zoom", list(ZOOM), key="zoom", label_visibility="collapsed",
-                         format_func=lambda z: ZOOM[z][0])
-    _, f0, f1 = ZOOM[ss.get("zoom") or "whole"]
-    x0, x1 = round(f0 * scene.shape[1]), round(f1 * scene.shape[1])
-    ss["board_view"] = (x0, x1, scene.shape[1], scene.shape[0])
-    streamlit_image_coordinates(rgb(shown[:, x0:x1]), key="board_click", width="stretch",
-                                on_click=click_board, image_format="JPEG", jpeg_quality=85,
-                                cursor="crosshair")
-    order = tracks_in_order()
-    n_check = len(set(doubtful_ids()) | set_aside_now())
-    st.selectbox("Track", order, key="sel_track",
-                 format_func=track_option(frozenset(doubtful_ids()), frozenset(set_aside_now())), index=None,
-                 label_visibility="collapsed", on_change=select_track,
-                 placeholder=(f"{n_check} to check first: pick one, or tap a track" if n_check
-                              else "Tap a track on the board, or pick it here"))
     tid = ss.get("sel_track")
+    owner_options = []
     if tid is not None:
         current = owners.get(tid)
-        options = ["nobody"] + players + ([current] if current and current not in players else [])
-        if ss.get("owner_pick") not in options:
-            ss["owner_pick"] = current or "nobody"
-        st.radio(f"Owner of {S.track_label(board.tracks[tid])}", options, key="owner_pick",
-                 horizontal=True, on_change=set_owner,
-                 format_func=lambda c: f"{PLAYER_MARKDOWN[None if c == 'nobody' else c]} {c}")
-        for s in aside:
-            if s.track_id == tid:
-                st.caption(f"Not counted: {s.reason}")
+        owner_options = ["nobody"] + players + ([current] if current and current not in players else [])
+    st.markdown(owner_css(owner_options), unsafe_allow_html=True)
+    left, right = st.columns([3, 2], gap="medium")
+    with left:
+        # On a phone the whole board is ~360 px wide: a track, or a third, as wide as the column is easy to tap.
+        if ss.get("zoom") is None:
+            ss["zoom"] = ss.get("view_shown") or "whole"
+        st.segmented_control("View", list(ZOOM), key="zoom", label_visibility="collapsed",
+                             format_func=lambda z: ZOOM[z][0], width="stretch", on_change=keep_view)
+        ss["view_shown"] = ss["zoom"]
+        view = board_view()
+        ss["board_view"] = view
+        shown = draw_tracks(board_scene(), owners, order, tid, fill=owner_fill())
+        streamlit_image_coordinates(rgb(cut(shown, view)), key="board_click", width="stretch",
+                                    on_click=click_board, image_format="JPEG", jpeg_quality=85,
+                                    cursor="crosshair")
+    with right:
+        # every track marked to check since the photo was read, settled or not
+        n_marked = len(set(order) | ({t.track_id for t in photo.doubtful} if photo else set()))
+        if order:
+            st.markdown(f"**{len(order)} to check**, marked ? on the board" + (
+                f" ({n_marked - len(order)} of {n_marked} done)" if n_marked > len(order) else ""))
+            st.button(f"Next to check ({len(order)} left)" if tid in order or tid is None else "Next to check",
+                      key="next_check", on_click=check_next, icon=":material/arrow_forward:", type="primary",
+                      width="stretch")
+        elif n_marked:
+            st.markdown(f":green[**All {n_marked} checked.**] Tap any track to change it.")
+        marked = frozenset(order)
+        listed = order + sorted((t.id for t in board.tracks if t.id not in marked),
+                                key=lambda i: S.track_label(board.tracks[i]))
+        st.selectbox("Track", listed, key="sel_track", format_func=track_option(marked), index=None,
+                     label_visibility="collapsed", on_change=select_track,
+                     placeholder="Tap a track on the board, or pick it here")
+        if tid is not None:
+            current = owners.get(tid)
+            if ss.get("owner_pick") not in owner_options:
+                ss["owner_pick"] = current or "nobody"
+            st.segmented_control(f"Owner of {S.track_label(board.tracks[tid])}", owner_options, key="owner_pick",
+                                 on_change=set_owner, width="stretch")
+            st.caption(S.check_reason(tid, tab, photo, review))
+            if tid in {t.track_id for t in S.still_doubtful(tab, photo)}:
+                st.button(f"Right as read: {S.who(photo.tracks[tid].owner)}", key="mark_right", on_click=mark_right,
+                          args=(tid,), icon=":material/check:", width="stretch")
+            if photo is not None and photo.board_jpeg:
+                as_taken = _decoded(photo.board_jpeg)
+                st.image(rgb(cut(as_taken, track_photo_window(tid))), width="stretch",
+                         caption=f"As photographed: {as_taken.shape[1] / board.board_mm[0]:.1f} pixels a mm, "
+                                 "nothing painted")
+        with st.container(key="row_undo"):
+            u1, u2 = st.columns(2)
+            steps = ss["steps"]
+            if steps:
+                last = steps[-1]
+                u1.button(f"Undo: {board.tracks[last.track_id].a}{S.DASH}{board.tracks[last.track_id].b} back to "
+                          f"{S.who(last.before)}", key="undo", on_click=undo_step, icon=":material/undo:",
+                          width="stretch")
+                if len(steps) > 1 and photo is not None:
+                    u2.button(f"Undo all {len(steps)} changes", key="undo_all", on_click=undo_all,
+                              icon=":material/restart_alt:", width="stretch")
         if photo is not None:
-            t = photo.tracks[tid]
-            said = (f"Doubtful: {t.reason}" if t.doubtful
-                    else f"The photo reads {S.who(t.owner)} ({t.confidence:.0%} sure).")
-            if t.doubtful and tid in ss["checked"] and current == t.owner:
-                said = f"Checked: right as read ({S.who(t.owner)})."
-            st.caption(("Corrected. As read: " if current != t.owner else "") + said)
-            if tid in doubtful_ids():
-                st.button(f"Right as read: {S.who(t.owner)}", key="mark_right", on_click=mark_right, args=(tid,),
-                          icon=":material/check:")
-    u1, u2 = st.columns(2)
-    steps = ss["steps"]
-    if steps:
-        last = steps[-1]
-        u1.button(f"Undo: {S.track_label(board.tracks[last.track_id]).split(' (')[0]} back to {S.who(last.before)}",
-                  key="undo", on_click=undo_step, icon=":material/undo:", width="stretch")
-        if len(steps) > 1 and photo is not None:
-            u2.button(f"Undo all {len(steps)} changes", key="undo_all", on_click=undo_all,
-                      icon=":material/restart_alt:", width="stretch")
-    if photo is not None:
-        st.caption(f"{n_fixed} corrected. A track's chance is how often the reader is right on such "
-                   "evidence; under 95 % it asks you to look.")
+            n_fixed = sum(1 for k, v in owners.items() if photo.owners().get(k) != v)
+            st.caption(f"{n_fixed} corrected. A track's chance is how often the reader is right on such "
+                       "evidence; under 95 % it asks you to look.")
 
 # 3. Players, tickets, score track ------------------------------------------------------------
 # Before a photo, the setup waits folded away (the photo sets the players from the cars found).
 def players_section() -> None:
-    """Variant, players, and per player: name, score-track marker, tickets."""
+    """Variant, players, and per player: name, score-track marker (its verdict beside it, and
+    the track that would explain a disagreement), tickets."""
     if have_board:
         st.header("Players and tickets", divider="gray")
     if ss.get("variant_note"):
@@ -643,20 +762,49 @@ def players_section() -> None:
         st.warning(f"{', '.join(c.capitalize() for c in unlisted)}: tracks on the board but not a player "
                    "above. They are scored all the same; add them to enter their tickets.")
     labels = S.ticket_labels(ss["variant"], ss["ticket_values"])
+    checks = {p.color: p.score_track for p in scored.score_sheet.players} if scored else {}
+    hints = {h.color: h for h in S.marker_hints(tab, photo, claims=review.claims)} if scored else {}
+    put_remembered_names(players)
     for c in players:
         key = f"tickets_{c}"
         if key in ss:  # (a restored game's tickets are all in its deck; nothing else gets here)
             ss[key] = [k for k in ss[key] if k in labels]
         with st.container(key=f"row_player_{c}"):
-            n1, n2 = st.columns([3, 2], vertical_alignment="bottom")
-            n1.text_input(f"{PLAYER_MARKDOWN[c]} {c.capitalize()}: name", key=f"name_{c}", placeholder=c.capitalize())
-            n2.number_input("Score track", key=f"marker_{c}", min_value=0, max_value=999, value=None,
-                            step=1, placeholder="marker")
-            st.multiselect(f"{PLAYER_MARKDOWN[c]} {name_of(c)}: tickets", list(labels), key=key,
-                           format_func=labels.get, placeholder="Tickets: type a city…", label_visibility="collapsed")
+            n1, n2 = st.columns([3, 2], vertical_alignment="top")
+            n1.text_input(f"{c.capitalize()}: name", key=f"name_{c}", placeholder=c.capitalize())
+            # a marker's verdict is its label, so it shows wherever the field does
+            check = checks.get(c)
+            n2.number_input("Score track" if not check else f":green[✓ routes make {check.expected}]"
+                            if check.matches else f":red[**✗ routes make {check.expected}**]",
+                            key=f"marker_{c}", min_value=0, max_value=999, value=None, step=1, placeholder="marker")
+            if c in hints:
+                marker_hint(hints[c])
+            st.multiselect(f"{name_of(c)}: tickets", list(labels), key=key,
+                           format_func=labels.get, placeholder="Tickets: type a city…",
+                           label_visibility="collapsed", select_all=False)
             aside_t = ss["set_aside_tickets"].get(c)
             if aside_t:
                 st.caption(f"Set aside (not in this deck): {', '.join(aside_t)}")
+
+
+def marker_hint(hint: S.MarkerHint) -> None:
+    """Under a marker that disagrees: the tracks the photo doubts that would explain it, each
+    fixed in one tap, or that none does."""
+    gap = hint.reported - hint.expected
+    text = (f"The marker says {hint.reported}, the routes on the board make {hint.expected} "
+            f"({abs(gap)} {'short' if gap > 0 else 'over'}).")
+    if hint.fixes:
+        everyone = all(tab.score_track.get(c) is not None for c in players)
+        text += (" The likeliest misread first:" if not hint.fixes[0].all_agree
+                 else " With this change every marker agrees:" if everyone
+                 else " With this change the markers entered agree:")
+    else:
+        text += (" No single track the photo doubts explains it: recount the marker, or check the tracks marked ?."
+                 if photo is not None else " No single track explains it: recount the marker.")
+    st.warning(text, icon=":material/scoreboard:")
+    for n, f in enumerate(hint.fixes):
+        st.button(S.fix_text(f, tab), key=f"fix_{hint.color}_{n}", on_click=apply_fix, args=(f.track_id, f.owner),
+                  icon=":material/build:", width="stretch")
 
 
 if have_board:
@@ -689,35 +837,16 @@ if scored is not None:
         + f"</td><td class='t'>{p.total}</td></tr>"
         for p in S.ranking(sheet, tab))
     st.markdown(f"<table class='ttr-rank' data-testid='ttr-ranking'>{rows}</table>", unsafe_allow_html=True)
-    review = scored.review
     if not review.ok:
-        st.warning("**Not counted until checked** (the rules forbid them as read):\n" + "\n".join(
-            [f"- {S.track_label(board.tracks[s.track_id])}: {s.reason}" for s in review.set_aside]
-            + [f"- {t.owner}'s ticket {S.DASH.join(t.ticket)}: {t.reason}" for t in review.set_aside_tickets]),
-            icon=":material/rule:")
-        cols = st.columns(min(3, max(1, len(review.set_aside))))
-        for n, s in enumerate(review.set_aside):
-            cols[n % len(cols)].button(f"Check {S.track_label(board.tracks[s.track_id]).split(' (')[0]}",
-                                       key=f"check_{s.track_id}", on_click=pick_track, args=(s.track_id,),
-                                       icon=":material/search:", width="stretch")
-    n_fix = 0
-    for hint in S.marker_hints(tab, ss["photo_check"], claims=review.claims):
-        gap = hint.reported - hint.expected
-        text = (f"**{tab.display_name(hint.color)}**: the score track says {hint.reported}, the routes on "
-                f"the board make {hint.expected} ({abs(gap)} {'short' if gap > 0 else 'over'}).")
-        if hint.fixes:
-            best = hint.fixes[0]
-            everyone = all(tab.score_track.get(c) is not None for c in players)
-            text += (" The likeliest misread first: tap to fix." if not best.all_agree
-                     else " With the change below every marker agrees:" if everyone
-                     else " With the change below the markers entered agree:")
-        else:
-            text += " No single track explains it: recount the marker, or check the tracks above."
-        st.warning(text, icon=":material/scoreboard:")
-        for f in hint.fixes:
-            st.button(S.fix_text(f, tab), key=f"fix_{n_fix}", on_click=apply_fix, args=(f.track_id, f.owner),
-                      icon=":material/build:", width="stretch")
-            n_fix += 1
+        aside = review.set_aside
+        st.warning("**Not counted until checked:** " + "; ".join(
+            ([f"{len(aside)} track{'s' if len(aside) > 1 else ''} the rules forbid as read (marked ? on the board)"]
+             if aside else [])
+            + [f"{t.owner}'s ticket {S.DASH.join(t.ticket)} (already held by another player)"
+               for t in review.set_aside_tickets]) + ".", icon=":material/rule:")
+        if aside:
+            st.button("Check them", key="check_aside", on_click=pick_track, args=(aside[0].track_id,),
+                      icon=":material/search:")
     per_row = min(len(sheet.players), 3)
     # rows of columns, so that on a phone (columns stacked) players keep their order
     cells = [c for i in range(0, len(sheet.players), per_row) for c in st.columns(per_row)]
@@ -734,7 +863,7 @@ if scored is not None:
 
     holders = [p.color for p in sheet.players if p.longest_path_bonus]
     choices = (["bonus"] if holders else []) + [p.color for p in sheet.players]
-    path_labels = {c: f"{PLAYER_MARKDOWN[c]} {name_of(c)}" for c in choices if c != "bonus"}
+    path_labels = {c: name_of(c) for c in choices if c != "bonus"}
     path_labels["bonus"] = "the bonus holder" + ("s" if len(holders) > 1 else "")
     if ss.get("path_holders") != holders:  # new holders: show them, not an older pick
         ss["path_holders"] = holders
@@ -749,7 +878,21 @@ if scored is not None:
                                     + S.DASH.join(by_color[c].longest_path_cities)
                                     for c in show), width="stretch")
 
-    # 5. Save ----------------------------------------------------------------------------------
+    # 5. Share and save ------------------------------------------------------------------------
+    when = time.strftime("%d %b %Y")
+    title = f"{VARIANTS[sheet.variant].title.split(' (')[0]} · {when}"
+    share = (board_scene(), dict(ss["owners"]), {c: by_color[c].longest_path_tracks for c in holders},
+             S.share_rows(sheet, tab), title)
+    text = S.results_text(sheet, tab, when)
+    with st.container(key="row_share"):
+        s1, s2 = st.columns(2)
+        s1.download_button("Results picture", lambda: results_picture(*share), file_name="ttr-results.jpg",
+                           mime="image/jpeg", key="share_picture", on_click="ignore", icon=":material/image:",
+                           width="stretch", type="primary")
+        s2.download_button("Results text", text, file_name="ttr-results.txt", mime="text/plain",
+                           key="share_text", on_click="ignore", icon=":material/chat:", width="stretch")
+    with st.expander("The results as text (to copy)", icon=":material/content_copy:"):
+        st.code(text, language=None, wrap_lines=True)
     ss["saved_json"] = S.export_json(scored.game)  # kept, so what was offered can be checked
     with st.container(key="row_save"):
         e1, e2 = st.columns(2)
@@ -775,11 +918,19 @@ with st.expander("Games played here", icon=":material/history:"):
         this = " (this game)" if g.id == ss["game_id"] else ""
         st.markdown(f"**{when}** · {VARIANTS[s.variant].title.split(' (')[0]} · {totals} · "
                     f"winner: {s.winner_text()}{this}")
-        h1, h2 = st.columns(2)
-        h1.button("Open", key=f"open_{g.id}", on_click=open_saved, args=(g.id,), icon=":material/folder_open:",
-                  width="stretch", disabled=bool(this))
-        h2.button("Delete", key=f"delete_{g.id}", on_click=delete_saved, args=(g.id,), icon=":material/delete:",
-                  width="stretch")
+        with st.container(key=f"row_game_{g.id}"):
+            h1, h2 = st.columns([3, 1])
+            h1.button("Open", key=f"open_{g.id}", on_click=open_saved, args=(g.id,), icon=":material/folder_open:",
+                      width="stretch", disabled=bool(this))
+            h2.button("Delete", key=f"delete_{g.id}", on_click=ask_delete, args=(g.id,), type="tertiary",
+                      icon=":material/delete:", width="stretch")
+        if ss.get("delete_asked") == g.id:
+            st.warning(f"Delete the game of {when} for good? It cannot be undone.", icon=":material/delete:")
+            with st.container(key=f"row_game_{g.id}_sure"):
+                d1, d2 = st.columns(2)
+                d1.button("Keep it", key="delete_no", on_click=keep_saved, width="stretch")
+                d2.button("Delete for good", key="delete_yes", on_click=delete_saved, args=(g.id,),
+                          type="primary", width="stretch")
 
 with st.expander("Load a saved game (JSON)", icon=":material/upload_file:"):
     st.file_uploader("A game file saved here or written for `ttr tally`", type=["json"],

@@ -1,14 +1,18 @@
 """A `ScoreSheet` as text for a terminal: one table, then the detail behind each number."""
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from scoring.rules import VARIANTS
 from scoring.score import ScoreSheet
 
 COLUMNS = ("player", "trains", "routes", "tickets", "done", "path", "path card", "globetrotter", "total")
 
 
-def render_text(sheet: ScoreSheet) -> str:
-    """The score sheet as a fixed-width table followed by tickets, paths and checks per player."""
+def render_text(sheet: ScoreSheet, score_track_notes: Mapping[str, Sequence[str]] | None = None) -> str:
+    """The score sheet as a fixed-width table followed by tickets, paths and checks per player;
+    `score_track_notes`: lines to print under a player's score-track check (what may explain a
+    marker that does not match)."""
     variant = VARIANTS[sheet.variant]
     rows = [COLUMNS]
     for p in sheet.players:
@@ -44,4 +48,5 @@ def render_text(sheet: ScoreSheet) -> str:
             verdict = "matches" if p.score_track.matches else "DOES NOT MATCH"
             lines.append(f"  score track: marker at {p.score_track.reported}, route points "
                          f"{p.score_track.expected}: {verdict}")
+            lines += [f"    {note}" for note in (score_track_notes or {}).get(p.color, ())]
     return "\n".join(lines) + "\n"

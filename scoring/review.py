@@ -34,7 +34,7 @@ class SetAside:
 
     track_id: int
     owner: str  # the player colour the claim was for
-    reason: str  # one sentence a player understands
+    reason: str  # one short line a player understands (which claims were chosen is the module's rule)
 
 
 @dataclass(frozen=True)
@@ -94,12 +94,12 @@ def hold_to_rules(claims: Mapping[str, Sequence[int]], sureness: Mapping[int, fl
         a, b = owner[t.id], owner[other.id]
         weaker = t.id if how_sure(t.id) < how_sure(other.id) else other.id
         if a == b:
-            drop(a, weaker, f"{a} is read on both tracks of {t.a}{DASH}{t.b}, and a player may claim only "
-                            "one of them: the less sure one is not counted until checked.")
+            drop(a, weaker, f"{a} on both tracks of {t.a}{DASH}{t.b}, where a player may claim one: "
+                            "not counted until checked.")
         elif n <= DOUBLES_CLOSED_UP_TO:
             drop(owner[weaker], weaker,
-                 f"both tracks of {t.a}{DASH}{t.b} are read as claimed ({a} and {b}), but in a 2–3 player "
-                 "game only one may be used: the less sure one is not counted until checked.")
+                 f"both tracks of {t.a}{DASH}{t.b} claimed ({a}, {b}), where 2–3 players may use one: "
+                 "not counted until checked.")
         owner = {i: c for c, ids in kept.items() for i in ids}
     # 3: trains
     for color, ids in kept.items():
@@ -108,9 +108,8 @@ def hold_to_rules(claims: Mapping[str, Sequence[int]], sureness: Mapping[int, fl
             continue
         excess = trains - max_trains
         for i in _cheapest_cover(ids, excess, board, how_sure):
-            drop(color, i, f"{color} has {trains} trains on the board, {trains - max_trains} more than the "
-                           f"{max_trains} a player has: the least sure of {color}'s tracks are not counted "
-                           "until checked (a spare car on the board, or a misread).")
+            drop(color, i, f"{color} has {trains} trains on the board, {max_trains} at most: "
+                           "not counted until checked.")
     # tickets held twice
     held: dict[frozenset, str] = {}
     kept_tickets: dict[str, list[tuple[str, str]]] = {}

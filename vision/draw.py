@@ -77,8 +77,9 @@ def draw_path(flattened: np.ndarray, path, colour=(0, 0, 255), px_per_mm: float 
 
 
 def draw_legend(image: np.ndarray, reading: Reading) -> np.ndarray:
-    """A legend in the top-left corner: each player's colour with tracks and trains read, and the
-    doubtful mark, so an overlay explains itself."""
+    """A legend where it covers the least of the map (`legend_place`; in one column or two,
+    whichever fits better): each player's colour with tracks and trains read, and the doubtful
+    mark, so an overlay explains itself."""
     board = load_board()
     claims = reading.claims()
     rows = [(OWNER_BGR.get(c, (128, 128, 128)), OUTLINE_BGR.get(c, (255, 255, 255)),
@@ -90,14 +91,17 @@ def draw_legend(image: np.ndarray, reading: Reading) -> np.ndarray:
     out = image.copy()
     scale = max(0.5, image.shape[1] / 2200)
     font, thick = cv2.FONT_HERSHEY_SIMPLEX, max(1, round(2 * scale))
-    line = round(34 * scale)
-    width = max(cv2.getTextSize(text, font, scale, thick)[0][0] for _, _, text in rows) + round(60 * scale)
-    x0, y0 = round(12 * scale), round(12 * scale)
-    panel = out[y0:y0 + line * len(rows) + round(14 * scale), x0:x0 + width]
+    line, pad = round(34 * scale), round(14 * scale)
+    column = max(cv2.getTextSize(text, font, scale, thick)[0][0] for _, _, text in rows) + round(60 * scale)
+    layouts = [(n, -(-len(rows) // n)) for n in (1, 2)]  # (columns, rows in each)
+    n, (x0, y0) = legend_place(image.shape[1], image.shape[0],
+                               [(column * cols, line * per + pad) for cols, per in layouts])
+    cols, per = layouts[n]
+    panel = out[y0:y0 + line * per + pad, x0:x0 + column * cols]
     panel[:] = (0.25 * panel + 0.75 * 255).astype(np.uint8)  # a pale box, the board faint behind
-    for n, (fill, edge, text) in enumerate(rows):
-        cy = y0 + round(8 * scale) + n * line + line // 2
-        sx = x0 + round(10 * scale)
+    for k, (fill, edge, text) in enumerate(rows):
+        cy = y0 + round(8 * scale) + (k % per) * line + line // 2
+        sx = x0 + (k // per) * column + round(10 * scale)
         if fill is None:
             cv2.putText(out, "?", (sx, cy + round(10 * scale)), font, 1.1 * scale, (0, 0, 0), thick + 3, cv2.LINE_AA)
             cv2.putText(out, "?", (sx, cy + round(10 * scale)), font, 1.1 * scale, DOUBT_BGR, thick, cv2.LINE_AA)
@@ -108,3 +112,36 @@ def draw_legend(image: np.ndarray, reading: Reading) -> np.ndarray:
         cv2.putText(out, text, (sx + round(36 * scale), cy + round(8 * scale)), font, scale, (20, 20, 20),
                     thick, cv2.LINE_AA)
     return out
+
+
+def legend_place(width: int, height: int, boxes: list[tuple[int, int]],
+                 step_mm: float = 2.0) -> tuple[int, tuple[int, int]]:
+    """Which of `boxes` (width, height in pixels of a `width` x `height` flattened board) covers
+    the least of the map, and where: track spaces, city dots and score cells, each with a
+    margin. Returns (the box's index, its top-left corner); among equals the smaller box, then
+    the place nearest the board's top-left."""
+    tpl = load_template()
+    mm_w, mm_h = tpl.board_mm
+    cols, rows = int(np.ceil(mm_w / step_mm)), int(np.ceil(mm_h / step_mm))
+    taken = np.zeros((rows, cols), np.uint8)
+    margin = 3.0 / step_mm  # mm around what is printed, in cells
+    for quad in tpl.all_spaces().quads / step_mm:
+        centre = quad.mean(axis=0)
+        out = quad - centre
+        grown = centre + out * (1 + margin / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-6))
+        cv2.fillPoly(taken, [np.round(grown).astype(np.int32)], 1)
+    for xy in list(tpl.cities.values()) + list(tpl.score_cells):
+        cv2.circle(taken, tuple(int(v) for v in np.round(np.asarray(xy) / step_mm)), round(12 / step_mm), 1, -1)
+    summed = cv2.integral(taken)  # (rows + 1, cols + 1)
+    sx, sy = width / mm_w * step_mm, height / mm_h * step_mm  # pixels per cell
+    best = None
+    for n, (w, h) in enumerate(boxes):
+        bw, bh = min(cols, int(np.ceil(w / sx))), min(rows, int(np.ceil(h / sy)))
+        covered = summed[bh:, bw:] - summed[:-bh, bw:] - summed[bh:, :-bw] + summed[:-bh, :-bw]
+        ys, xs = np.mgrid[0:covered.shape[0], 0:covered.shape[1]]
+        at = np.lexsort(((xs + ys).ravel(), covered.ravel()))[0]
+        y, x = np.unravel_index(at, covered.shape)
+        key = (int(covered[y, x]), w * h)
+        if best is None or key < best[0]:
+            best = (key, n, (min(round(x * sx), max(0, width - w)), min(round(y * sy), max(0, height - h))))
+    return best[1], best[2]

@@ -15,11 +15,10 @@ OWNER_BGR = {"red": (40, 40, 215), "blue": (205, 110, 25), "green": (60, 165, 45
              "yellow": (30, 215, 250), "black": (30, 30, 30)}
 OUTLINE_BGR = {"red": (255, 255, 255), "blue": (255, 255, 255), "green": (255, 255, 255),
                "yellow": (40, 40, 40), "black": (255, 255, 255)}
-# The players on the page: CSS colours (the ranking's dots) and Streamlit markdown dots (labels,
-# options, messages: no emoji font needed; None is nobody).
+# The players on the page: CSS colours (the ranking's dots, the chips, bars and buttons) and the
+# text on each.
 PLAYER_CSS = {"red": "#d62828", "blue": "#1d6fcf", "green": "#2d9a3c", "yellow": "#f2c200", "black": "#222"}
-PLAYER_MARKDOWN = {"red": ":red[●]", "blue": ":blue[●]", "green": ":green[●]", "yellow": ":orange[●]",
-                   "black": "●", None: ":gray[○]"}
+PLAYER_INK = {"red": "#fff", "blue": "#fff", "green": "#fff", "yellow": "#222", "black": "#fff"}  # text on each
 
 # ---------------------------------------------------------------- marks
 

@@ -1,7 +1,8 @@
 """`ttr detect PHOTO... [--json] [--calibration DIR] [--overlay DIR]`: read who owns each track.
 
 With --json: one JSON object per photo per line (JSON Lines); a photo that cannot be read gives
-{"image": ..., "error": "..."} and the others are still read. Exit status 1 if any photo failed.
+{"image": ..., "error": "..."} and the others are still read; without it, such a photo is one line
+on stderr. Each error is said once. Exit status 1 if any photo failed.
 With several photos, a progress bar runs on stderr (where a terminal shows it). --overlay writes
 each flattened board with the reading and a legend drawn on it, and says where.
 """
@@ -15,11 +16,15 @@ from pathlib import Path
 import cv2
 from tqdm import tqdm
 
+from app.state import track_label
 from calibration.user import load_calibration
+from scoring.board import load_board
 from scoring.errors import TtrError
 from scoring.files import atomic_write, writable_dir
+from scoring.rules import PLAYER_COLORS
 from vision.draw import draw_legend, draw_reading
 from vision.read import Reader
+from vision.reading import DOUBTFUL_TRACKS, Notice
 
 
 def add_arguments(parser):
@@ -32,20 +37,38 @@ def add_arguments(parser):
 
 
 def summary(reading) -> str:
-    """A readable summary of one reading."""
+    """A readable summary of one reading: each player's tracks (in the box's order), the
+    warnings, and the tracks to check, each named with its lane where a double's look alike."""
     lines = [f"{reading.image}: board found (orientation {reading.location.orientation}°), "
              f"{reading.elapsed_ms:.0f} ms"]
     claims = reading.claims()
     by_id = {t.track_id: t for t in reading.tracks}
-    for colour, ids in sorted(claims.items()):
+    for colour in (c for c in PLAYER_COLORS if c in claims):
+        ids = claims[colour]
         trains = sum(by_id[i].length for i in ids)
         lines.append(f"  {colour:<7} {len(ids):>2} tracks, {trains:>2} trains: " +
                      ", ".join(f"{by_id[i].a}-{by_id[i].b}" for i in ids))
     if not claims:
         lines.append("  no claimed tracks")
-    for w in reading.warnings:
-        lines.append(f"  warning: {w}")
+    lines += [f"  warning: {w}" for w in other_warnings(reading)]
+    if reading.doubtful:
+        lines.append("  check these on the board:")
+        lines += [f"    {line}" for line in doubt_lines(reading)]
     return "\n".join(lines)
+
+
+def doubt_lines(reading) -> list[str]:
+    """The reading's doubtful tracks, least sure first: the track (its lane where a double's look
+    alike), the owner read, how sure, and why."""
+    tracks = load_board().tracks
+    return [f"{track_label(tracks[t.track_id])}: read as {t.owner or 'nobody'}, {t.confidence:.0%} sure"
+            + (f": {t.reason}" if t.reason else "")
+            for t in sorted(reading.doubtful, key=lambda t: t.confidence)]
+
+
+def other_warnings(reading) -> list[str]:
+    """The reading's warnings but the one naming the doubtful tracks (`doubt_lines` says more)."""
+    return [str(w) for w in reading.warnings if Notice.of(w).code != DOUBTFUL_TRACKS]
 
 
 def run(args) -> int:
@@ -113,11 +136,11 @@ def _write_overlay(overlay_dir: Path, photo: str, reading) -> Path:
 
 
 def _emit_error(args, photo: str, message: str, say=print) -> None:
-    """The photo's error on stdout (JSON or text) and once on stderr, the photo named once
-    (the reader's messages already start with the file name)."""
+    """The photo's error, once: with --json, the photo's JSON line on stdout (where a program
+    reads it); otherwise one line on stderr, the photo named once (the reader's messages already
+    start with the file name)."""
     if args.json:
         say(json.dumps({"image": photo, "error": message}, ensure_ascii=False))
-    else:
-        say(f"{photo}: error: {message.removeprefix(photo + ': ')}")
+        return
     named = message if message.startswith(f"{photo}:") else f"{photo}: {message}"
-    print(f"ttr: {named}", file=sys.stderr)
+    tqdm.write(f"ttr: error: {named}", file=sys.stderr)

@@ -17,12 +17,15 @@ import json
 import sys
 from dataclasses import dataclass
 
+from app.commands.detect import doubt_lines, other_warnings
+from app.state import TableState, fix_text, marker_hints, photo_check, track_label
 from calibration.user import load_calibration
 from scoring.board import load_board
 from scoring.errors import TtrError
 from scoring.game import Game, load_json, parse_game
 from scoring.report import render_text
 from scoring.review import hold_to_rules
+from scoring.rules import PLAYER_COLORS
 from scoring.score import score_game
 from vision.read import Reader
 
@@ -42,26 +45,33 @@ class Scored:
     game: object  # scoring.game.Game
     review: object  # scoring.review.Review
     corrections: list  # (track id, owner as read, owner in the game file)
+    table: TableState  # the same as the app holds it: owners, markers, names; the file's tracks as checked
 
 
 def game_from_reading(reading, game_data: dict | None) -> Scored:
     """The photo's claims, corrected by the game file's routes, held to the rules
     (`scoring.review`), with the game file's variant, tickets, names and score track."""
 
-    claims = {c: list(ids) for c, ids in reading.claims().items()}
+    read = reading.claims()
     owner = {t.track_id: t.owner for t in reading.tracks}
     variant, values, tickets, score_track, names, corrections = "classic", None, {}, {}, {}, []
-    if game_data is not None:
-        parsed = parse_game(game_data)  # one line naming the player and the item, for a bad file
+    named: set[int] = set()  # the tracks the game file names: a person's word, as if checked
+    parsed = parse_game(game_data) if game_data is not None else None  # (one line for a bad file)
+    # The players in the game file's order, as `ttr tally` lists them; colours it leaves out
+    # (or all, without a file) in the box's order.
+    order = [p.color for p in parsed.players] if parsed else []
+    order += [c for c in PLAYER_COLORS if c in read and c not in order]
+    claims = {c: list(read.get(c, [])) for c in order}
+    if parsed is not None:
         variant, values = parsed.variant, parsed.ticket_values
         for p in parsed.players:
-            claims.setdefault(p.color, [])
             tickets[p.color] = list(p.tickets)
             if p.score_track is not None:
                 score_track[p.color] = p.score_track
             if p.name:
                 names[p.color] = p.name
         wanted = _lanes_as_read({i: p.color for p in parsed.players for i in p.track_ids}, owner)
+        named = set(wanted)
         corrections = [(i, owner.get(i), now) for i, now in wanted.items() if owner.get(i) != now]
         for i, was, now in corrections:
             if was:
@@ -74,7 +84,17 @@ def game_from_reading(reading, game_data: dict | None) -> Scored:
     game = Game.from_claims(variant, {c: sorted(ids) for c, ids in review.claims.items()},
                             tickets=review.tickets, score_track=score_track, ticket_values=values,
                             names=names)
-    return Scored(game, review, corrections)
+    table = TableState(variant=variant, players=list(claims), names=names, owners=owner,
+                       score_track=score_track, checked=sorted(named))
+    return Scored(game, review, corrections, table)
+
+
+def marker_notes(scored: Scored, reading) -> dict[str, list[str]]:
+    """Under each marker that disagrees with the routes: the likeliest single track the photo
+    leaves in doubt that explains it (the app's hint, `app.state.marker_hints`), or that none does."""
+    hints = marker_hints(scored.table, photo_check(reading), max_fixes=1, claims=scored.review.claims)
+    return {h.color: [f"likely: {fix_text(h.fixes[0], scored.table)}" if h.fixes
+                      else "no single track the photo doubts explains it: recount the marker"] for h in hints}
 
 
 def _lanes_as_read(wanted: dict[int, str], owner: dict[int, str | None]) -> dict[int, str]:
@@ -121,22 +141,22 @@ def run(args) -> int:
         sheet = score_game(scored.game)
     except TtrError as e:
         raise TtrError(f"{e}, as read from {args.photo} (see it with `ttr detect --overlay DIR`)") from None
-    board = reading.tracks
-    set_aside = [f"{board[s.track_id].a}-{board[s.track_id].b} ({board[s.track_id].color}): {s.owner}: {s.reason}"
-                 for s in scored.review.set_aside]
+    tracks = load_board().tracks
+    set_aside = [f"{track_label(tracks[s.track_id])}: {s.owner}: {s.reason}" for s in scored.review.set_aside]
     set_aside += [f"ticket {t.ticket[0]}-{t.ticket[1]}: {t.owner}: {t.reason}"
                   for t in scored.review.set_aside_tickets]
-    corrected = [f"{board[i].a}-{board[i].b} ({board[i].color}): read {was or 'nobody'}, the game file says {now}"
+    corrected = [f"{track_label(tracks[i])}: read {was or 'nobody'}, the game file says {now}"
                  for i, was, now in scored.corrections]
-    doubtful = [f"{t.a}-{t.b} ({t.color}): {t.owner or 'nobody'}, confidence {t.confidence:.2f}"
-                for t in reading.doubtful]
+    doubtful = doubt_lines(reading)
+    notes = marker_notes(scored, reading)
     if args.json:
         out = {"image": args.photo, "reading": reading.to_dict(), "score": sheet.to_dict(),
-               "not_counted": set_aside, "corrected_by_game_file": corrected, "doubtful": doubtful}
+               "not_counted": set_aside, "corrected_by_game_file": corrected, "doubtful": doubtful,
+               "score_track_mismatches": notes}
         json.dump(out, sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
         return 0
-    sys.stdout.write(render_text(sheet))
+    sys.stdout.write(render_text(sheet, notes))
     print(f"\nread from {args.photo} in {reading.elapsed_ms:.0f} ms")
     if set_aside:
         print("not counted, the rules forbid them (check these first):")
@@ -146,7 +166,7 @@ def run(args) -> int:
         print(f"corrected by {args.game}:")
         for d in corrected:
             print(f"  {d}")
-    for w in reading.warnings:
+    for w in other_warnings(reading):
         print(f"warning: {w}")
     if doubtful:
         print("doubtful tracks (check them on the board):")

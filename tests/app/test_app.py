@@ -51,7 +51,7 @@ def by_hand(at: AppTest, owners: dict[int, str], via_ui: bool = False) -> AppTes
     if via_ui:
         for tid, owner in owners.items():
             at.selectbox(key="sel_track").set_value(tid).run()
-            at.radio(key="owner_pick").set_value(owner).run()
+            at.segmented_control(key="owner_pick").set_value(owner).run()
     else:
         at.session_state["owners"] = {**at.session_state["owners"], **owners}
         at.run()
@@ -107,8 +107,8 @@ def test_a_correction_by_hand_is_kept_when_other_things_change():
     # change the owner of one track, then change unrelated things
     tid = next(iter(RED))
     at.selectbox(key="sel_track").set_value(tid).run()
-    assert at.radio(key="owner_pick").value == "red"
-    at.radio(key="owner_pick").set_value("blue").run()
+    assert at.segmented_control(key="owner_pick").value == "red"
+    at.segmented_control(key="owner_pick").set_value("blue").run()
     at.text_input(key="name_red").set_value("Ada").run()
     at.multiselect(key="tickets_blue").set_value(["Denver – El Paso"]).run()
     at.selectbox(key="sel_track").set_value(next(iter(BLUE))).run()
@@ -192,10 +192,17 @@ def test_score_track_mismatch_is_called_out():
     at = by_hand(start(), {**RED, **BLUE})
     route_points = sum((1, 2, 4, 7, 10, 15)[BOARD.tracks[t].length - 1] for t in RED)
     at.number_input(key="marker_red").set_value(route_points).run()
-    assert "score track says" not in texts(at.warning)
+    assert "marker says" not in texts(at.warning)
     assert f"Score track {route_points}: matches the routes ✓" in texts(at.caption)
+    # the verdict beside the marker, at once (its label)
+    assert at.number_input(key="marker_red").label == f":green[✓ routes make {route_points}]"
+    assert at.number_input(key="marker_blue").label == "Score track"  # (no marker, no verdict)
     at.number_input(key="marker_red").set_value(route_points + 3).run()
-    assert f"score track says {route_points + 3}" in texts(at.warning)
+    assert f"The marker says {route_points + 3}, the routes on the board make {route_points} (3 short)." \
+        in texts(at.warning)
+    assert "No single track explains it" in texts(at.warning)  # (no photo: any track could, none does)
+    assert at.number_input(key="marker_red").label == f":red[**✗ routes make {route_points}**]"
+    assert at.number_input(key="marker_red").value == route_points + 3
 
 
 @pytest.fixture(scope="module")
@@ -213,13 +220,16 @@ def test_the_example_photo_is_read_and_shown_for_checking(example_reading):
     owners = {t.track_id: t.owner for t in example_reading.tracks}
     assert at.session_state["owners"] == owners
     claimed = sum(1 for o in owners.values() if o)
-    assert f"board.jpg: {claimed} tracks claimed, {len(example_reading.doubtful)} doubtful" in texts(at.success)
+    assert f"board.jpg: {claimed} tracks claimed, read in " in texts(at.success)
+    assert texts(at.success).count(" s.") == 1  # one read time
     # the colours on the board are the players, in the box's order
     assert at.multiselect(key="players").value == S.sort_players(example_reading.claims())
-    # doubtful tracks head the track list, least sure first
+    # doubtful tracks head the track list, least sure first, and how many are left is said
     doubtful = sorted(example_reading.doubtful, key=lambda t: t.confidence)
     assert at.selectbox(key="sel_track").options[:len(doubtful)] == \
-        ["(?) " + S.track_label(BOARD.tracks[t.track_id]) for t in doubtful]
+        [S.CHECK_MARK + S.track_label(BOARD.tracks[t.track_id]) for t in doubtful]
+    assert f"**{len(doubtful)} to check**" in texts(at.markdown)
+    assert at.button(key="next_check").label == f"Next to check ({len(doubtful)} left)"
     assert len(at.table) == len(at.multiselect(key="players").value)  # a result per player
 
 
@@ -239,10 +249,10 @@ def test_correcting_a_track_of_the_photo_changes_the_score(example_reading):
     track = max((t for t in example_reading.tracks if t.owner and not t.doubtful), key=lambda t: t.length)
     totals = {t.value.iloc[-1, 1] for t in at.table}
     at.selectbox(key="sel_track").set_value(track.track_id).run()
-    assert at.radio(key="owner_pick").value == track.owner
-    at.radio(key="owner_pick").set_value("nobody").run()
+    assert at.segmented_control(key="owner_pick").value == track.owner
+    at.segmented_control(key="owner_pick").set_value("nobody").run()
     assert at.session_state["owners"][track.track_id] is None
-    assert f"Corrected. As read: The photo reads {track.owner}" in texts(at.caption)
+    assert f"Corrected: the photo read {track.owner}, {track.confidence:.0%} sure." in texts(at.caption)
     assert {t.value.iloc[-1, 1] for t in at.table} != totals
     at.button(key="undo").click().run()
     assert at.session_state["owners"][track.track_id] == track.owner
@@ -262,16 +272,19 @@ def test_claims_that_break_a_rule_are_scored_with_what_to_check_and_can_be_saved
     assert sum(t.length for t in long_ones) > 45
     at = by_hand(start(), {t.id: "red" for t in long_ones})
     assert not at.exception, at.exception
-    assert "Not counted until checked" in texts(at.warning) and "45" in texts(at.warning)
+    assert "Not counted until checked:** 1 track the rules forbid" in texts(at.warning)
     assert len(at.table) == 2  # scored all the same
-    aside = [o for o in at.selectbox(key="sel_track").options if o.startswith("(!) ")]
-    assert aside  # the tracks set aside head the track list
+    aside = [o for o in at.selectbox(key="sel_track").options if o.startswith(S.CHECK_MARK)]
+    assert len(aside) == 1  # the track set aside heads the track list, marked to check
+    at.button(key="check_aside").click().run()  # its reason, in one line
+    trains = sum(t.length for t in long_ones)
+    assert f"Red has {trains} trains on the board, 45 at most: not counted until checked." in texts(at.caption)
     saved = json.loads(download(at, "dl_json"))  # Save works, and `ttr tally` takes the file
     red = next(p for p in saved["players"] if p["color"] == "red")
     assert sum(BOARD.tracks[track_id(*r)].length for r in red["routes"]) <= 45
     # give one of red's tracks to blue: the rules hold, nothing is set aside
     at.selectbox(key="sel_track").set_value(long_ones[0].id).run()
-    at.radio(key="owner_pick").set_value("blue").run()
+    at.segmented_control(key="owner_pick").set_value("blue").run()
     assert "Not counted" not in texts(at.warning)
     assert len(at.table) == 2
 
@@ -412,4 +425,5 @@ def test_every_track_has_its_own_label():
     would pick the wrong one)."""
     labels = [S.track_label(t) for t in BOARD.tracks]
     assert len(set(labels)) == len(BOARD.tracks)
-    assert S.track_label(BOARD.tracks[track_id("Denver", "Kansas City", "black")]) == "Denver – Kansas City (4 black)"
+    assert S.track_label(BOARD.tracks[track_id("Denver", "Kansas City", "black")]) == \
+        "Denver – Kansas City (4-train black track)"

@@ -1,38 +1,53 @@
-"""The page in a real browser: `streamlit run` on a free localhost port, headless Chromium driven
-by Playwright (Debian's /usr/bin/chromium; never a downloaded browser).
+"""The page in a real browser: `ttr app --local` on a free port (behind the table's secret, opened
+by the address it prints), headless Chromium driven by Playwright (Debian's /usr/bin/chromium;
+never a downloaded browser).
 
 On a phone (390 x 844), one game at the table: the photo first; the reading seen without scrolling
-past any setup; a doubtful track tapped on the zoomed board and found right; a ticket typed; blue's
-score-track marker entered, which points at the track the reader missed (Portland–Salt Lake City),
-fixed from the hint in one tap; the page reloaded and everything found as it was; the ranking read;
-the game saved as JSON. Every number is checked against `scoring` called directly. Then at 1280 px:
-a new game, a track tapped and given to another player, the results, a file that is not an image,
-and the time from choosing a 12 MP photo to its reading shown (model warm).
+past any setup; a doubtful track picked from the list, zoomed, beside the photo of it as taken
+(its own pixels, nothing painted), then each doubtful track found right a tap each; a ticket typed
+(no "select all matches" to tap by mistake); the doubtful Portland-Salt Lake City taken for
+nobody, and blue's marker, typed, says at once beside it that the routes disagree, and names that
+track (and never one the photo is sure of), fixed in one tap; the page reloaded and everything
+found as it was; the ranking; the results picture and text to share; the game saved as JSON.
+At 1280 x 900: the board and the list side by side; the doubtful tracks checked a tap each (the
+count the docs give); a track tapped on the board and given to another player; the verdict beside
+a marker; a file that is not an image; a 12 MP photo's time. Then: Delete asks first; names come
+back in a new game; and without the secret, no page and no game. Every number is checked against
+`scoring` called directly.
 
-Screenshots for the README go to docs/screenshots/: phone_1_photo.png, phone_2_check.png,
-phone_3_results.png (the phone flow) and results.png (desktop).
+Screenshots (docs/screenshots: phone_1_photo.png, phone_2_check.png, phone_3_results.png and
+results.png) are written where TTR_SCREENSHOTS names (`TTR_SCREENSHOTS=docs/screenshots pytest
+tests/app/browser` retakes them), otherwise into the test's temporary folder.
 """
 from __future__ import annotations
 
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import time
 import urllib.request
 from pathlib import Path
 
+import cv2
+import numpy as np
 import pytest
+
+from app import state as S
+from app.draw import cut, track_photo_window
+from scoring.board import load_board
+from scoring.rules import route_points
 
 CHROMIUM = "/usr/bin/chromium"
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "examples" / "board.jpg"
-BIG_REAL = ROOT.parent / "shared" / "real" / "dev" / "IMG_4134.jpg"  # 4032 x 3024
-SHOTS = ROOT / "docs" / "screenshots"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 PHONE = {"width": 390, "height": 844}
+DESKTOP = {"width": 1280, "height": 900}
+BOARD = load_board()
 
 if not os.path.exists(CHROMIUM):
     pytest.skip(f"{CHROMIUM} is not installed (apt-get install chromium)", allow_module_level=True)
@@ -42,10 +57,6 @@ if not EXAMPLE.exists():
     pytest.skip("examples/board.jpg is not there", allow_module_level=True)
 
 
-def left_to_check(n: int) -> str:
-    """What the reading's summary says of its `n` doubtful tracks not yet checked."""
-    return f"{n} still to check" if n else "(all checked)"
-
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -54,51 +65,58 @@ def free_port() -> int:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
+    """`ttr app --local` on a free port: yields the address it prints for this computer (with the
+    table's secret; the first visit leaves the cookie that opens the page after it)."""
     port = free_port()
     log = tmp_path_factory.mktemp("streamlit") / "server.log"
     env = dict(os.environ, TTR_CALIBRATION_DIR=str(tmp_path_factory.mktemp("calibration")),
                TTR_HISTORY_DB=str(tmp_path_factory.mktemp("history") / "history.sqlite"))
-    from app.launch import command
-
-    with open(log, "wb") as out:  # the command `ttr app` runs, on this machine's loopback only
-        proc = subprocess.Popen(
-            command(port, "127.0.0.1") + ["--server.fileWatcherType", "none"],
-            cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env)
-    url = f"http://127.0.0.1:{port}"
+    with open(log, "wb") as out:  # its own session, so that everything it starts stops together
+        proc = subprocess.Popen(["ttr", "app", "--local", "--port", str(port)], cwd=ROOT, stdout=out,
+                                stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    visit = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())  # (as a browser: with the cookie)
     try:
         for _ in range(120):
+            found = re.search(r"^This computer: (http://\S+)$", log.read_text(), re.M)
             try:
-                if urllib.request.urlopen(url + "/_stcore/health", timeout=1).read() == b"ok":
+                if found and visit.open(found.group(1), timeout=1).status == 200:
                     break
             except OSError:
-                time.sleep(0.5)
+                pass
+            time.sleep(0.5)
         else:
-            pytest.fail("streamlit did not start: " + log.read_text()[-2000:])
-        yield url
+            pytest.fail("ttr app did not start: " + log.read_text()[-2000:])
+        yield found.group(1)
     finally:
-        proc.terminate()
+        os.killpg(proc.pid, signal.SIGTERM)
         try:
             proc.wait(10)
         except subprocess.TimeoutExpired:
-            proc.kill()
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def launch(p, profile: Path):
+    return p.chromium.launch_persistent_context(str(profile), executable_path=CHROMIUM, headless=True, args=ARGS,
+                                                viewport={"width": 1280, "height": 1800}, accept_downloads=True)
 
 
 @pytest.fixture(scope="module")
-def browser(tmp_path_factory):
+def pw():
     with playwright.sync_playwright() as p:
-        ctx = p.chromium.launch_persistent_context(
-            str(tmp_path_factory.mktemp("profile")), executable_path=CHROMIUM, headless=True,
-            args=ARGS, viewport={"width": 1280, "height": 1800}, accept_downloads=True)
-        yield ctx
-        ctx.close()
+        yield p
 
 
-def settle(page, timeout_ms: int = 60_000) -> None:
-    """Wait until the script has finished running and images have loaded."""
-    page.wait_for_timeout(300)
-    page.wait_for_selector('[data-testid="stStatusWidget"]', state="detached", timeout=timeout_ms)
-    page.wait_for_function("Array.from(document.images).every(i => i.complete)", timeout=timeout_ms)
-    page.wait_for_timeout(300)
+@pytest.fixture(scope="module")
+def browser(pw, tmp_path_factory):
+    ctx = launch(pw, tmp_path_factory.mktemp("profile"))
+    yield ctx
+    ctx.close()
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory) -> Path:
+    wanted = os.environ.get("TTR_SCREENSHOTS")
+    return Path(wanted) if wanted else tmp_path_factory.mktemp("screenshots")
 
 
 @pytest.fixture(scope="module")
@@ -109,64 +127,123 @@ def reading():
     return Reader().read_path(str(EXAMPLE))
 
 
-def page_board():
-    from scoring.board import load_board
+def settle(page, timeout_ms: int = 60_000) -> None:
+    """Wait until the script has finished running and images have loaded."""
+    page.wait_for_timeout(300)
+    page.wait_for_selector('[data-testid="stStatusWidget"]', state="detached", timeout=timeout_ms)
+    page.wait_for_function("Array.from(document.images).every(i => i.complete)", timeout=timeout_ms)
+    page.wait_for_timeout(300)
 
-    return load_board()
+
+def scrolled(page) -> float:
+    return page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollTop")
 
 
 def label_of(track_id: int) -> str:
-    from app.state import track_label
-
-    return track_label(page_board().tracks[track_id])
+    return S.track_label(BOARD.tracks[track_id])
 
 
-def zoom_for(track_id: int) -> tuple[str, float, float]:
-    """The zoomed third that shows a track whole: its name and its edges (fractions of the width)."""
-    from calibration.template import load_template
-
-    tpl = load_template()
-    xs = tpl.tracks[track_id].centers()[:, 0] / tpl.board_mm[0]
-    for name, f0, f1 in (("West", 0.0, 0.45), ("Middle", 0.275, 0.725), ("East", 0.55, 1.0)):
-        if xs.min() > f0 + 0.02 and xs.max() < f1 - 0.02:
-            return name, f0, f1
-    return "Whole board", 0.0, 1.0
+def owner_picker(page, track_id: int):
+    return page.get_by_test_id("stButtonGroup").filter(has_text="Owner of " + label_of(track_id))
 
 
-def tap_track(page, track_id: int, zoom: bool = True) -> None:
-    """Tap the middle space of a track on the board (on the zoomed third that shows it)."""
-    from calibration.template import load_template
-
-    tpl = load_template()
-    name, f0, f1 = zoom_for(track_id) if zoom else ("Whole board", 0.0, 1.0)
-    image = page.frame_locator('iframe[title*="streamlit_image_coordinates"]').locator("#image")
-    image.wait_for()
-    if name != "Whole board":
-        page.get_by_test_id("stButtonGroup").get_by_text(name, exact=True).click()
-        settle(page)
-        for _ in range(100):  # until the third (taller than wide) has replaced the whole board
-            box = image.bounding_box()
-            if box and box["height"] > box["width"]:
-                break
-            page.wait_for_timeout(200)
-    box = image.bounding_box()
-    centers = tpl.tracks[track_id].centers()
-    x, y = centers[len(centers) // 2]
-    image.click(position={"x": (x / tpl.board_mm[0] - f0) / (f1 - f0) * box["width"],
-                          "y": y / tpl.board_mm[1] * box["height"]})
-    expect(page.get_by_test_id("stRadio").filter(has_text="Owner of " + label_of(track_id))).to_be_visible(
-        timeout=30_000)
+def new_game_with_the_example(page, server: str, size: dict) -> None:
+    page.set_viewport_size(size)
+    page.goto(server)
+    page.get_by_role("button", name=re.compile("New game")).wait_for()
+    settle(page)
+    page.get_by_role("button", name=re.compile("New game")).click()
+    settle(page)
+    page.get_by_role("button", name=re.compile("Example")).click()
+    page.get_by_text(re.compile(r"board\.jpg: \d+ tracks claimed")).wait_for(timeout=120_000)
     settle(page)
 
 
-def expected(reading, owners_change: dict, tickets: dict, markers: dict, checked=()):
-    """What `scoring` says for the example photo after the same changes."""
-    from app import state as S
+def pick_from_list(page, track_id: int) -> None:
+    """Choose a track in the track list, typing part of its name as a person does."""
+    box = page.locator(".st-key-sel_track")
+    box.scroll_into_view_if_needed()
+    box.get_by_role("combobox").click()
+    page.keyboard.type(BOARD.tracks[track_id].a)
+    page.get_by_role("option", name=re.compile(re.escape(label_of(track_id)) + "$")).click()
+    expect(owner_picker(page, track_id)).to_be_visible(timeout=30_000)
+    settle(page)
 
+
+def expect_zoomed_beside_the_photo_as_taken(page, reading, track_id: int) -> None:
+    """The view is the track's, and beside the reading the photo of that track as taken: the
+    photo's own pixels (its width), nothing painted (the same pixels as the photo's board)."""
+    expect(page.locator(".st-key-zoom[data-stale=false] button[aria-checked=true]")).to_have_text("Track")
+    _, board_img = board_image(page)
+    for _ in range(100):  # the track's view is 4:3, the whole board about 3:2
+        box = board_img.bounding_box()
+        if box and abs(box["width"] / box["height"] - 4 / 3) < 0.03:
+            break
+        page.wait_for_timeout(200)
+    assert abs(box["width"] / box["height"] - 4 / 3) < 0.03, box
+    as_taken = cv2.imdecode(np.frombuffer(cv2.imencode(".jpg", S.board_as_taken(str(EXAMPLE), reading),
+                                                       [cv2.IMWRITE_JPEG_QUALITY, 88])[1], np.uint8), 1)
+    want = cut(as_taken, track_photo_window(track_id))
+    img = page.get_by_test_id("stImage").filter(has_text="As photographed").locator("img")
+    expect(img).to_be_visible()
+    assert img.evaluate("i => [i.naturalWidth, i.naturalHeight]") == [want.shape[1], want.shape[0]]
+    shown = page.request.get(img.evaluate("i => i.src")).body()
+    got = cv2.imdecode(np.frombuffer(shown, np.uint8), cv2.IMREAD_COLOR)
+    assert np.abs(got.astype(int) - want).mean() < 4  # (JPEG's noise; a painted track differs by far more)
+
+
+def board_image(page):
+    """The board's picture (in the component's frame), once the frame shows it: one frame, grown
+    to its picture (a new picture may come in a new frame, the old one going as it loads)."""
+    frames = page.locator('iframe[title*="streamlit_image_coordinates"]')
+    for _ in range(150):
+        if frames.count() == 1:
+            box = frames.bounding_box()
+            if box and box["height"] > 0.5 * box["width"]:
+                break
+        page.wait_for_timeout(200)
+    assert frames.count() == 1
+    return frames, page.frame_locator('iframe[title*="streamlit_image_coordinates"]').locator("#image")
+
+
+def verdict(page, color: str):
+    return page.locator(f".st-key-row_player_{color}").get_by_test_id("stNumberInput").get_by_text(
+        re.compile("routes make"))
+
+
+def expect_verdict_in_view(page, color: str, marker: int, routes: int, size: dict) -> None:
+    """Type a marker; its verdict shows beside it at once, without scrolling."""
+    field = page.locator(f".st-key-row_player_{color}").get_by_test_id("stNumberInput").locator("input")
+    field.scroll_into_view_if_needed()
+    before = scrolled(page)
+    field.fill(str(marker))
+    field.press("Enter")
+    mark = "✓" if marker % 100 == routes % 100 else "✗"
+    expect(verdict(page, color)).to_have_text(f"{mark} routes make {routes}", timeout=30_000)
+    settle(page)
+    box = verdict(page, color).bounding_box()
+    assert scrolled(page) == before
+    assert 0 <= box["y"] and box["y"] + box["height"] <= size["height"], box
+    field_box = field.bounding_box()
+    assert abs(box["x"] - field_box["x"]) < 40 and 0 < field_box["y"] - box["y"] < 60  # beside it: its label
+
+
+def fix_buttons(page, color: str):
+    return page.locator(f"[class*='st-key-fix_{color}_']").get_by_role("button")
+
+
+def fix_texts(page, color: str) -> list[str]:
+    """The fixes offered under a player's marker, as they read (the icon's name left out)."""
+    return [t.split("\n")[-1].strip() for t in fix_buttons(page, color).all_inner_texts()]
+
+
+def expected(reading, owners_change: dict, tickets: dict, markers: dict, checked=(), names=None):
+    """What `scoring` says for the example photo after the same changes."""
     photo = S.photo_check(reading)
     owners = {t.track_id: t.owner for t in reading.tracks} | owners_change
     players = S.sort_players(o for o in owners.values() if o)  # the page takes them from the photo
-    tab = S.TableState(players=players, owners=owners, tickets=tickets, score_track=markers, checked=list(checked))
+    tab = S.TableState(players=players, owners=owners, tickets=tickets, score_track=markers, checked=list(checked),
+                       names=names or {})
     return S.score(tab, photo), tab
 
 
@@ -175,8 +252,6 @@ def ranking_rows(page) -> list[str]:
 
 
 def expect_ranking(page, scored, tab) -> None:
-    from app import state as S
-
     want = [f"{p.place} {p.name}{' ' + p.note if p.note else ''} {p.total}" for p in S.ranking(scored.sheet, tab)]
     for _ in range(100):
         if ranking_rows(page) == want:
@@ -190,22 +265,20 @@ def in_first_screen(locator, height: int) -> bool:
     return box is not None and box["y"] >= 0 and box["y"] + min(box["height"], 60) <= height
 
 
-def shoot(page, name: str, top=None) -> None:
+def shoot(page, shots: Path, name: str, top=None) -> None:
     """Screenshot of the window, scrolled so that `top` (a locator) is at its top."""
     if top is not None:
         top.evaluate("e => e.scrollIntoView({block: 'start'})")
     settle(page)
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / name))
+    shots.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(shots / name))
 
 
-def test_a_game_at_the_table_on_a_phone(server, browser, reading):
-    from app import state as S
-    from scoring.rules import route_points
-
+def test_a_game_at_the_table_on_a_phone(server, browser, reading, shots):
     page = browser.new_page()
     page.set_viewport_size(PHONE)
     page.goto(server)
+    page.get_by_role("button", name=re.compile("New game")).click()
     uploader = page.get_by_test_id("stFileUploader").first
     uploader.wait_for()
     settle(page)
@@ -213,84 +286,112 @@ def test_a_game_at_the_table_on_a_phone(server, browser, reading):
     assert in_first_screen(uploader, PHONE["height"])
     example = page.get_by_role("button", name=re.compile("Example"))
     assert in_first_screen(example, PHONE["height"])
-    shoot(page, "phone_1_photo.png")
+    shoot(page, shots, "phone_1_photo.png")
 
     example.click()
     page.get_by_text(re.compile(r"board\.jpg: \d+ tracks claimed")).wait_for(timeout=120_000)
     settle(page)
     # the reading, seen without scrolling past any setup: the summary and the top of the board
-    assert page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollTop") == 0
+    assert scrolled(page) == 0
     summary = page.get_by_test_id("stAlert").filter(has_text="tracks claimed")
     assert in_first_screen(summary, PHONE["height"])
-    board_frame = page.locator('iframe[title*="streamlit_image_coordinates"]')
-    assert board_frame.bounding_box()["y"] < PHONE["height"] - 100
-    n_doubt = len(reading.doubtful)
-    expect(summary).to_contain_text(left_to_check(n_doubt))
+    assert board_image(page)[0].bounding_box()["y"] < PHONE["height"] - 100
+    doubtful = sorted(reading.doubtful, key=lambda t: t.confidence)
+    n = len(doubtful)
+    expect(page.get_by_text(f"{n} to check", exact=True)).to_be_visible()
 
-    # a doubtful track: tap it on the zoomed board, read why it is doubtful, find it right
-    psl = next(t for t in page_board().tracks if {t.a, t.b} == {"Portland", "Salt Lake City"} and t.color == "blue")
-    doubt = next(t for t in sorted(reading.doubtful, key=lambda t: t.confidence)
-                 if zoom_for(t.track_id)[0] != "Whole board" and t.track_id != psl.id)
-    tap_track(page, doubt.track_id)
-    reason = S.photo_check(reading).tracks[doubt.track_id].reason
-    expect(page.get_by_test_id("stCaptionContainer").filter(has_text="Doubtful: " + reason[:30])).to_be_visible()
-    picker = page.get_by_test_id("stRadio").filter(has_text="Owner of " + label_of(doubt.track_id))
-    assert picker.locator("label:has(input:checked)").inner_text().strip().split()[-1] == (doubt.owner or "nobody")
-    shoot(page, "phone_2_check.png", top=page.get_by_test_id("stButtonGroup"))
-    page.get_by_role("button", name=re.compile("Right as read")).click()
-    expect(summary).to_contain_text(left_to_check(n_doubt - 1), timeout=30_000)
+    # a doubtful track picked from the list: zoomed, beside the photo of it as taken; its reason in one line
+    first = doubtful[0]
+    pick_from_list(page, first.track_id)
+    expect_zoomed_beside_the_photo_as_taken(page, reading, first.track_id)
+    reason = S.photo_check(reading).tracks[first.track_id].reason
+    expect(page.get_by_test_id("stCaptionContainer").filter(has_text=reason)).to_be_visible()
+    # the owner buttons: one line, 44 px high, the owner read chosen
+    expect(owner_picker(page, first.track_id).get_by_role("radio")).to_have_count(
+        len(S.sort_players(reading.claims())) + 1)
     settle(page)
+    boxes = page.evaluate("""() => Array.from(document.querySelectorAll('.st-key-owner_pick button'))
+        .map(b => b.getBoundingClientRect()).map(r => ({y: r.y, height: r.height, right: r.right}))""")
+    assert len({round(b["y"]) for b in boxes}) == 1 and min(b["height"] for b in boxes) >= 44, boxes
+    assert max(b["right"] for b in boxes) <= PHONE["width"]
+    expect(owner_picker(page, first.track_id).locator("button[aria-checked=true]")).to_have_text(first.owner)
+    shoot(page, shots, "phone_2_check.png", top=page.locator(".st-key-zoom"))
+    # each found right a tap: the next is picked for it
+    for t in doubtful:
+        expect(owner_picker(page, t.track_id)).to_be_visible(timeout=30_000)
+        page.get_by_role("button", name=re.compile("Right as read")).click()
+        settle(page)
+    expect(page.get_by_text(f"All {n} checked.")).to_be_visible()
 
-    # a ticket, typed as at the table
+    # a ticket, typed as at the table: "Denv" offers the Denver tickets one by one, no "select all"
     blue = page.locator(".st-key-row_player_blue")
     tickets = blue.get_by_test_id("stMultiSelect")
     tickets.scroll_into_view_if_needed()
     tickets.get_by_role("combobox").click()
-    page.keyboard.type("Denver")
-    page.get_by_role("option", name="Denver – El Paso (4)").click()
+    page.keyboard.type("Denv")
+    options = page.get_by_role("option")
+    expect(options.first).to_be_visible()
+    offered = options.all_inner_texts()
+    assert offered and all(o.startswith("Denver – ") for o in offered), offered
+    assert not page.get_by_text(re.compile(r"select (all|\d+ match)", re.I)).count()
+    page.keyboard.press("Enter")  # the first, highlighted: one ticket
     page.keyboard.press("Escape")
-    expect(tickets).to_contain_text("Denver – El Paso (4)")
     settle(page)
+    chosen = tickets.locator("span[data-tag]").all_inner_texts()
+    assert chosen == [offered[0]], chosen
+    ticket = offered[0].rsplit(" (", 1)[0]
 
-    # a player sure the blue print is bare takes the doubtful Portland-Salt Lake City for nobody;
-    # blue's marker stands at 67: the hint names that track, and one tap gives it back
-    truth_blue = 67
-    assert sum(route_points(t.length) for t in reading.tracks if t.owner == "blue") == truth_blue
-    tap_track(page, psl.id)
-    picker = page.get_by_test_id("stRadio").filter(has_text="Owner of " + label_of(psl.id))
-    picker.locator("label:has(input)").filter(has_text=re.compile(r"\bnobody$")).click()
-    expect(page.get_by_test_id("stCaptionContainer").filter(
-        has_text="Corrected. As read: Doubtful")).to_be_visible(timeout=30_000)
+    # the doubtful Portland-Salt Lake City taken for nobody (a player sure the blue print is bare);
+    # blue's marker, typed where the true routes put it: its verdict beside it, and the hint
+    # there names that track, with how sure the photo is
+    psl = next(t.id for t in BOARD.tracks if {t.a, t.b} == {"Portland", "Salt Lake City"} and t.color == "blue")
+    pick_from_list(page, psl)
+    owner_picker(page, psl).get_by_role("radio", name="nobody").click()
+    expect(page.get_by_test_id("stCaptionContainer").filter(has_text="Corrected: the photo read blue")).to_be_visible(
+        timeout=30_000)
     settle(page)
-    marker = blue.get_by_test_id("stNumberInput").locator("input")
-    marker.fill(str(truth_blue))
-    marker.press("Enter")
-    hint = page.get_by_test_id("stAlert").filter(has_text="the score track says 67")
-    expect(hint).to_contain_text("the routes on the board make 52 (15 short)", timeout=30_000)
+    truth_blue = sum(route_points(t.length) for t in reading.tracks if t.owner == "blue")
+    expect_verdict_in_view(page, "blue", truth_blue, truth_blue - 15, PHONE)
+    hint = page.get_by_test_id("stAlert").filter(has_text=f"The marker says {truth_blue}")
+    expect(hint).to_contain_text(f"the routes on the board make {truth_blue - 15} (15 short)")
+    confidence = {t.track_id: t.confidence for t in reading.tracks}
+    by_label = {label_of(t.id): t.id for t in BOARD.tracks}
+    fixes = fix_texts(page, "blue")
+    assert fixes[0].startswith(f"Give {label_of(psl)} to Blue: 15 points (the photo gives Blue "
+                               f"{confidence[psl]:.0%})"), fixes
+    # green's marker one 6-train track over: only tracks the photo is sure of would explain it
+    truth_green = sum(route_points(t.length) for t in reading.tracks if t.owner == "green")
+    expect_verdict_in_view(page, "green", truth_green + 15, truth_green, PHONE)
+    expect(page.get_by_test_id("stAlert").filter(has_text=f"The marker says {truth_green + 15}")).to_contain_text(
+        "No single track the photo doubts explains it")
+    for text in fixes + fix_texts(page, "green"):  # never a track the photo is sure of
+        named = next(label for label in by_label if label in text)
+        assert confidence[by_label[named]] < 0.95, text
+    green_field = page.locator(".st-key-row_player_green").get_by_test_id("stNumberInput").locator("input")
+    green_field.fill("")
+    green_field.press("Enter")
     settle(page)
-    fix = page.get_by_role("button", name=re.compile("Give Portland – Salt Lake City"))
-    fix.first.click()
+    fix_buttons(page, "blue").first.click()
     expect(hint).to_have_count(0, timeout=30_000)
+    expect(verdict(page, "blue")).to_have_text(f"✓ routes make {truth_blue}")
     settle(page)
-    scored, tab = expected(reading, {psl.id: "blue"}, {"blue": ["Denver – El Paso"]}, {"blue": truth_blue},
-                           checked=[doubt.track_id])
+    scored, tab = expected(reading, {}, {"blue": [ticket]}, {"blue": truth_blue},
+                           checked=[t.track_id for t in doubtful])
     expect_ranking(page, scored, tab)
     before_reload = ranking_rows(page)
     url = page.url
-    assert "game=" in url
+    assert "game=" in url and "token=" not in url  # (the secret left the address on the first visit)
 
     # reload: everything as it was
     page.reload()
     page.get_by_text(re.compile(r"board\.jpg: \d+ tracks claimed")).wait_for(timeout=60_000)
     settle(page)
     assert page.url == url
-    summary = page.get_by_test_id("stAlert").filter(has_text="tracks claimed")
-    # one found right; Portland-Salt Lake City, given back, is as the photo read it
-    expect(summary).to_contain_text(left_to_check(n_doubt - 1))
+    expect(page.get_by_text(f"All {n} checked.")).to_be_visible()
     blue = page.locator(".st-key-row_player_blue")
-    expect(blue.get_by_test_id("stMultiSelect")).to_contain_text("Denver – El Paso (4)")
+    expect(blue.get_by_test_id("stMultiSelect")).to_contain_text(offered[0])
     expect(blue.get_by_test_id("stNumberInput").locator("input")).to_have_value(str(truth_blue))
-    expect(page.get_by_test_id("stAlert").filter(has_text="the score track says")).to_have_count(0)
+    expect(page.get_by_test_id("stAlert").filter(has_text="The marker says")).to_have_count(0)
     expect(page.get_by_role("button", name=re.compile("Undo: Portland – Salt Lake City back to nobody"))).to_be_visible()
 
     # the ranking
@@ -298,11 +399,21 @@ def test_a_game_at_the_table_on_a_phone(server, browser, reading):
     winners = scored.sheet["winners"]
     expect(page.get_by_test_id("stAlert").filter(has_text="wins")).to_contain_text(tab.display_name(winners[0]))
     results = page.get_by_role("heading", name=re.compile("^Results"))
-    shoot(page, "phone_3_results.png", top=results)
+    shoot(page, shots, "phone_3_results.png", top=results)
     # no element sticks out to the right (which would make the page scroll sideways)
     widest = page.evaluate("""() => Math.max(...Array.from(document.querySelectorAll(
         '[data-testid="stMainBlockContainer"] *')).map(e => e.getBoundingClientRect().right))""")
     assert widest <= PHONE["width"] + 1, widest
+
+    # share: the results picture (the board under the ranking) and the text, a tap each
+    with page.expect_download() as download:
+        page.get_by_role("button", name=re.compile("Results picture")).click()
+    picture = cv2.imread(download.value.path())
+    assert download.value.suggested_filename == "ttr-results.jpg"
+    assert picture.shape[1] == 1400 and picture.shape[0] > round(1400 * 525 / 795) + 40 * len(winners)
+    with page.expect_download() as download:
+        page.get_by_role("button", name=re.compile("Results text")).click()
+    assert Path(download.value.path()).read_text() == S.results_text(scored.score_sheet, tab, time.strftime("%d %b %Y"))
 
     # save the game: the file `ttr tally` reads, the game as scored
     with page.expect_download() as download:
@@ -312,49 +423,74 @@ def test_a_game_at_the_table_on_a_phone(server, browser, reading):
     page.close()
 
 
-def test_a_game_at_the_table_on_a_desktop(server, browser, reading):
-    from app.state import score, sort_players, TableState
-
+def test_a_game_at_the_table_on_a_desktop(server, browser, reading, shots, tmp_path):
     page = browser.new_page()
-    page.goto(server)
-    page.get_by_role("button", name=re.compile("New game")).wait_for()
-    settle(page)
-    page.get_by_role("button", name=re.compile("New game")).click()
-    settle(page)
-    page.get_by_role("button", name=re.compile("Example")).click()
-    page.get_by_text(re.compile(r"board\.jpg: \d+ tracks claimed")).wait_for(timeout=120_000)
-    settle(page)
+    new_game_with_the_example(page, server, DESKTOP)
 
-    # Tap the middle of the longest sure track on the whole board; give it to a player the rules allow
+    # the board and the list side by side, both on the screen
+    board_box = board_image(page)[0].bounding_box()
+    list_box = page.locator(".st-key-sel_track").bounding_box()
+    assert list_box["x"] >= board_box["x"] + board_box["width"]
+    assert list_box["y"] < board_box["y"] + board_box["height"] and board_box["y"] < list_box["y"] + list_box["height"]
+    assert board_box["y"] + 100 < DESKTOP["height"] and list_box["y"] + list_box["height"] < DESKTOP["height"]
+
+    # checking the doubtful tracks: "Next to check", then "Right as read" for each: the taps counted
+    doubtful = sorted(reading.doubtful, key=lambda t: t.confidence)
+    taps = 0
+    page.get_by_role("button", name=re.compile("Next to check")).click()
+    taps += 1
+    settle(page)
+    for t in doubtful:
+        expect(owner_picker(page, t.track_id)).to_be_visible(timeout=30_000)
+        if t is doubtful[0]:
+            expect_zoomed_beside_the_photo_as_taken(page, reading, t.track_id)
+        page.get_by_role("button", name=re.compile("Right as read")).click()
+        taps += 1
+        settle(page)
+    expect(page.get_by_text(f"All {len(doubtful)} checked.")).to_be_visible()
+    print(f"checking the example's {len(doubtful)} doubtful tracks: {taps} taps")
+    assert taps == len(doubtful) + 1
+    # a doubtful track picked from the list at this size too
+    pick_from_list(page, doubtful[-1].track_id)
+    expect_zoomed_beside_the_photo_as_taken(page, reading, doubtful[-1].track_id)
+
+    # tap the middle of the longest sure track on the whole board; give it to a player the rules allow
+    page.locator(".st-key-zoom").get_by_role("radio", name="Whole").click()
+    settle(page)
     track = max((t for t in reading.tracks if t.owner and not t.doubtful), key=lambda t: t.length)
-    tap_track(page, track.track_id, zoom=False)
-    picker = page.get_by_test_id("stRadio").filter(has_text="Owner of " + label_of(track.track_id))
-    choices = [t.split()[-1] for t in picker.locator("label:has(input)").all_inner_texts()]
+    from calibration.template import load_template
+
+    tpl = load_template()
+    _, image = board_image(page)
+    box = image.bounding_box()
+    x, y = tpl.tracks[track.track_id].centers()[len(tpl.tracks[track.track_id].centers()) // 2]
+    image.click(position={"x": x / tpl.board_mm[0] * box["width"], "y": y / tpl.board_mm[1] * box["height"]})
+    expect(owner_picker(page, track.track_id)).to_be_visible(timeout=30_000)
+    settle(page)
+    expect(page.locator(".st-key-zoom[data-stale=false] button[aria-checked=true]")).to_have_text("Track")  # zoomed to it
+    choices = owner_picker(page, track.track_id).get_by_role("radio").all_inner_texts()
     trains = {c: sum(t.length for t in reading.tracks if t.owner == c) for c in choices}
-    owners = {t.track_id: t.owner for t in reading.tracks}
     new_owner = next(c for c in sorted(choices, key=lambda c: trains[c])
                      if c not in (track.owner, "nobody") and trains[c] + track.length <= 45)
-    picker.locator("label:has(input)").filter(has_text=re.compile(rf"\b{new_owner}$")).click()
+    owner_picker(page, track.track_id).get_by_role("radio", name=new_owner).click()
     expect(page.get_by_test_id("stCaptionContainer").filter(
-        has_text=f"Corrected. As read: The photo reads {track.owner}")).to_be_visible(timeout=30_000)
+        has_text=f"Corrected: the photo read {track.owner}")).to_be_visible(timeout=30_000)
     settle(page)
-    owners[track.track_id] = new_owner
-    players = sort_players(o for o in owners.values() if o)
-    tab = TableState(players=players, owners=owners)
-    scored = score(tab)
+    scored, tab = expected(reading, {track.track_id: new_owner}, {}, {}, checked=[t.track_id for t in doubtful])
     expect_ranking(page, scored, tab)
+    # a marker's verdict beside it, at this size too
+    mine = next(p for p in scored.score_sheet.players if p.color == new_owner)
+    expect_verdict_in_view(page, new_owner, mine.route_points + 1, mine.route_points, DESKTOP)
     # the detail of each player, opened
     for p in scored.sheet["players"]:
-        page.get_by_test_id("stExpander").filter(has_text=re.compile(rf"{p['color'].capitalize()}: {p['total']}")) \
-            .locator("summary").click()
+        page.get_by_test_id("stExpander").filter(has_text=re.compile(rf"{p['color'].capitalize()}: {p['total']}"),
+                                                 has_not_text="The results as text").locator("summary").click()
     settle(page)
     tables = page.get_by_test_id("stTable")
     expect(tables).to_have_count(len(scored.sheet["players"]))
     for i, p in enumerate(scored.sheet["players"]):
         expect(tables.nth(i)).to_contain_text(re.compile(rf"Total\s*{p['total']}\s*$"), timeout=30_000)
-    page.set_viewport_size({"width": 1280, "height": 1000})
-    shoot(page, "results.png", top=page.get_by_role("heading", name=re.compile("^Results")))
-    page.set_viewport_size({"width": 1280, "height": 1800})
+    shoot(page, shots, "results.png", top=page.get_by_role("heading", name=re.compile("^Results")))
 
     # A file that is not an image: a clear message, and the game stays
     page.locator('[data-testid="stFileUploader"] input[type="file"]').first.set_input_files(
@@ -363,23 +499,87 @@ def test_a_game_at_the_table_on_a_desktop(server, browser, reading):
     settle(page)
     expect_ranking(page, scored, tab)
 
-    # A 12 MP photo, the model warm (the example was read by this server): from choosing the file
-    # to its reading on the page
-    big = BIG_REAL
-    if not big.exists():  # (no real photos here: a rendered one of the same size)
-        out = ROOT / ".pytest_cache" / "render12mp"
-        subprocess.run(["ttr", "render", "--out", str(out), "--count", "1", "--seed", "3", "--size", "4032x3024"],
-                       check=True, capture_output=True)
-        big = next(out.glob("*.jpg"))
+    # A 12 MP photo (rendered by ttr), the model warm (the example was read by this server): from
+    # choosing the file to its reading on the page
+    subprocess.run(["ttr", "render", "--out", str(tmp_path), "--count", "1", "--seed", "3", "--size", "4032x3024"],
+                   check=True, capture_output=True)
+    big = next(tmp_path.glob("*.jpg"))
     t0 = time.perf_counter()
     page.locator('[data-testid="stFileUploader"] input[type="file"]').first.set_input_files(str(big))
     page.get_by_text(re.compile(rf"{re.escape(big.name)}: \d+ tracks claimed")).wait_for(timeout=120_000)
     seconds = time.perf_counter() - t0
     shown = page.get_by_test_id("stAlert").filter(has_text="tracks claimed").inner_text()
-    reader_s = float(re.search(r"Read in ([\d.]+) s", shown).group(1))
+    reader_s = float(re.search(r"read in ([\d.]+) s", shown).group(1))
     line = f"12 MP photo {big.name}: {seconds:.2f} s from choosing it to its reading shown (reader {reader_s:.1f} s)"
     print(line)
-    (ROOT / ".pytest_cache").mkdir(exist_ok=True)
-    (ROOT / ".pytest_cache" / "read_time.txt").write_text(line + "\n")
     assert seconds < 15, line  # the target is 1.5 s on this machine; this only catches a hang
     page.close()
+
+
+def test_delete_asks_first_and_names_come_back_in_a_new_game(server, browser):
+    page = browser.new_page()
+    page.set_viewport_size(PHONE)
+    page.goto(server)
+    page.get_by_role("button", name=re.compile("New game")).click()
+    expect(page.get_by_text("A new game: photograph the board.")).to_be_visible(timeout=30_000)
+    settle(page)
+    page.get_by_role("button", name=re.compile("By hand")).click()
+    expect(page.locator(".st-key-sel_track")).to_be_visible(timeout=30_000)
+    settle(page)
+    red = page.locator(".st-key-row_player_red").get_by_test_id("stTextInput").locator("input")
+    red.fill("Ada")
+    red.press("Enter")
+    settle(page)
+    pick_from_list(page, next(t.id for t in BOARD.tracks if {t.a, t.b} == {"Seattle", "Helena"}))
+    page.locator(".st-key-owner_pick").get_by_role("radio", name="red").click()
+    expect(page.get_by_test_id("stAlert").filter(has_text="Ada (red) wins")).to_be_visible(timeout=30_000)
+    settle(page)
+    game = re.search(r"game=(\w+)", page.url).group(1)
+
+    # a new game: Ada is red again
+    page.get_by_role("button", name=re.compile("New game")).click()
+    expect(page.get_by_text("A new game: photograph the board.")).to_be_visible(timeout=30_000)
+    settle(page)
+    expect(page.locator(".st-key-row_player_red").get_by_test_id("stTextInput").locator("input")).to_have_value("Ada")
+
+    # Delete asks first
+    games = page.get_by_test_id("stExpander").filter(has_text="Games played here")
+    games.locator("summary").click()
+    settle(page)
+    listed = games.get_by_text("Ada 25")
+    expect(listed).to_be_visible()
+    page.locator(f".st-key-delete_{game}").get_by_role("button").click()
+    settle(page)
+    expect(page.get_by_text(re.compile("for good\\? It cannot be undone"))).to_be_visible()
+    expect(listed).to_be_visible()  # still there
+    page.get_by_role("button", name="Keep it").click()
+    settle(page)
+    expect(page.get_by_text(re.compile("for good\\?"))).to_have_count(0)
+    expect(listed).to_be_visible()
+    page.locator(f".st-key-delete_{game}").get_by_role("button").click()
+    settle(page)
+    page.get_by_role("button", name="Delete for good").click()
+    settle(page)
+    expect(listed).to_have_count(0)
+    page.close()
+
+
+def test_without_the_secret_there_is_no_page_and_no_game(server, browser, pw, tmp_path):
+    base = server.split("?")[0].rstrip("/")
+    page = browser.new_page()  # (with the cookie: a game to look for)
+    page.goto(server)
+    settle(page)
+    game = re.search(r"game=(\w+)", page.url).group(1)
+    page.close()
+    stranger = launch(pw, tmp_path / "profile")  # another browser on this network: no cookie
+    try:
+        page = stranger.new_page()
+        for address in (base + "/", f"{base}/?game={game}", f"{base}/?game={game}&token=guess"):
+            answer = page.goto(address)
+            assert answer.status == 403
+            assert "needs the table's secret" in page.content()
+            assert page.locator('[data-testid="stApp"]').count() == 0
+        page.goto(server)  # the printed address opens it
+        page.get_by_role("button", name=re.compile("New game")).wait_for(timeout=60_000)
+    finally:
+        stranger.close()
