@@ -98,6 +98,39 @@ def truth_dict(board: Board, claims: dict[str, list[int]], corners_xy: np.ndarra
     }
 
 
+@dataclass(frozen=True)
+class TruthOwners:
+    """A truth file's owners per track id (`truth_dict`'s inverse)."""
+
+    owner: tuple[str | None, ...]  # per track id; None where empty or not known (see `unsure`)
+    unsure: tuple[tuple[tuple[int, ...], tuple[str | None, ...]], ...]  # (track ids, owners) of each
+    # group of like-printed lanes (a gray double) held differently: which lane is whose is not in the file
+
+
+def owners_from_truth(board: Board, truth: dict) -> TruthOwners:
+    """Who owns each track id in a truth file (tracks matched by cities and printed colour, as
+    `eval_real.py` does). Raises ValueError when the file does not list the board's tracks."""
+    want: dict = {}
+    for t in truth["tracks"]:
+        want.setdefault((frozenset((t["a"], t["b"])), t["color"]), []).append(t["owner"] or None)
+    groups: dict = {}
+    for t in board.tracks:
+        groups.setdefault((frozenset((t.a, t.b)), t.color), []).append(t.id)
+    owner: list[str | None] = [None] * len(board.tracks)
+    unsure = []
+    for key, ids in groups.items():
+        owners = want.get(key, [])
+        if len(owners) != len(ids):
+            raise ValueError(f"the truth lists {len(owners)} track(s) {'-'.join(sorted(key[0]))} {key[1]}, "
+                             f"the board {len(ids)}")
+        if len(set(owners)) == 1:
+            for i in ids:
+                owner[i] = owners[0]
+        else:
+            unsure.append((tuple(ids), tuple(owners)))
+    return TruthOwners(tuple(owner), tuple(unsure))
+
+
 def game_dict(board: Board, claims: dict[str, list[int]]) -> dict:
     """The game file for `ttr tally`: each player's routes as [city, city, printed colour], no tickets."""
     game = Game("classic", TICKET_VALUES[0],
