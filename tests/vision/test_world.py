@@ -26,6 +26,7 @@ from vision.synth.world import (
     MIN_PLASTIC_DE,
     NEUTRAL_INKS,
     PAPERS,
+    PLASTIC_BGR_RANGE,
     PLASTIC_LCH,
     WORN_CHROMA,
     Ink,
@@ -33,6 +34,7 @@ from vision.synth.world import (
     PrintRun,
     bgr_to_lab,
     cast_bgr,
+    lab_to_bgr,
     light_gain,
     move_ink,
     random_world,
@@ -121,6 +123,8 @@ def test_a_world_is_drawn_within_its_ranges(seed, i):
     lab = np.array(lab)
     d = np.linalg.norm(lab[:, None] - lab[None], axis=-1) + np.eye(len(lab)) * 1e3
     assert d.min() >= MIN_PLASTIC_DE
+    bgr = lab_to_bgr(lab.astype(np.float32))
+    assert PLASTIC_BGR_RANGE[0] <= bgr.min() and bgr.max() <= PLASTIC_BGR_RANGE[1]
     assert w.to_dict()["seed"] == [seed, i, 1] and w == random_world([seed, i, 1], PRINTED)
 
 

@@ -13,7 +13,7 @@ import cv2
 import numpy as np
 
 from vision.synth.board_art import BOARD_MM, fractal_noise
-from vision.synth.world import World, light_photo, phone_finish
+from vision.synth.world import World, light_photo, meter, phone_finish
 
 CORNERS_MM = np.array([[0, 0], [BOARD_MM[0], 0], [BOARD_MM[0], BOARD_MM[1]], [0, BOARD_MM[1]]], float)
 
@@ -293,11 +293,7 @@ def photograph_scene(rng: np.random.Generator, flat: np.ndarray, px_per_mm: floa
     bright = np.percentile(img[probe[:, 1], probe[:, 0]].mean(axis=1), 90)
     img *= rng.uniform(175, 235) / max(bright, 1.0)
     if world is not None:
-        # A phone meters the channels it white-balances: a colour cast left in the photo does not
-        # clip the paper's strongest channel (which would turn every print's hue once the reader
-        # evens the paper out); and a dim room is brightened most, not all, of the way back.
-        top = np.percentile(img[probe[:, 1], probe[:, 0]].max(axis=1), 90)
-        img *= min(1.0, 240.0 / max(top, 1.0)) * world.light.brightness
+        img = meter(img, img[probe[:, 1], probe[:, 0]], world.light)
 
     # Lens: focus blur, sometimes shake.
     px = max(w, h) / 1600

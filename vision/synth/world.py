@@ -202,6 +202,7 @@ PLASTIC_LCH = {
 # that are what a person squints at; the measured pair is ~26 apart).
 MIN_PLASTIC_DE = 22.0
 WORN_CHROMA = 0.3  # a fully worn car keeps 70 % of its chroma
+PLASTIC_BGR_RANGE = (8.0, 250.0)  # the renderer's plastic stays off pure black and white (trains.player_colors)
 
 
 @dataclass(frozen=True)
@@ -216,15 +217,19 @@ class Cars:
         out = {}
         for player, (L, C, h) in self.lch.items():
             lab = _lch_to_lab(np.array([L, C * (1 - WORN_CHROMA * self.worn), h], np.float32))
-            out[player] = np.clip(lab_to_bgr(lab.astype(np.float32)), 8, 250)
+            out[player] = np.clip(lab_to_bgr(lab.astype(np.float32)), *PLASTIC_BGR_RANGE)
         return out
 
 
 def random_cars(rng: np.random.Generator) -> Cars:
-    """A shade for every player's plastic, drawn again until every two keep `MIN_PLASTIC_DE` apart."""
+    """A shade for every player's plastic, drawn again until every two keep `MIN_PLASTIC_DE` apart
+    and each is a colour a photo can show (inside `PLASTIC_BGR_RANGE`: a deep navy of high chroma is not)."""
     while True:
         lch = {p: tuple(float(rng.uniform(*r)) for r in ranges) for p, ranges in PLASTIC_LCH.items()}
-        if _distances(_lch_to_lab(np.array(list(lch.values())))).min() >= MIN_PLASTIC_DE:
+        lab = _lch_to_lab(np.array(list(lch.values())))
+        bgr = lab_to_bgr(lab.astype(np.float32))
+        in_range = PLASTIC_BGR_RANGE[0] <= bgr.min() and bgr.max() <= PLASTIC_BGR_RANGE[1]
+        if in_range and _distances(lab).min() >= MIN_PLASTIC_DE:
             break
     worn = float(rng.uniform(0.3, 1.0)) if rng.random() < 0.5 else 0.0
     return Cars(lch, worn)
@@ -391,6 +396,15 @@ def light_photo(img: np.ndarray, light: Light, H_mm: np.ndarray, camera_mm: np.n
     lin = cv2.transform(lin, rendition_matrix(light.rendition_deg, light.saturation)[::-1, ::-1])
     lin = np.maximum(lin, 0) * gain + glare[..., None]
     return (lin ** (1 / 2.2) * 255.0).astype(np.float32)
+
+
+def meter(img: np.ndarray, board_px: np.ndarray, light: Light) -> np.ndarray:
+    """`img` exposed as a phone meters it under `light`, given its board's pixels (n, 3): the
+    channels it white-balances kept from clipping on the paper (the board's strongest channel at
+    most 240 at its 90th percentile: a clipped channel would turn every print's hue once the reader
+    evens the paper out), and a dim room brightened most, not all, of the way back."""
+    top = np.percentile(np.asarray(board_px, np.float32).max(axis=1), 90)
+    return img * np.float32(min(1.0, 240.0 / max(float(top), 1.0)) * light.brightness)
 
 
 # -- the camera ------------------------------------------------------------------------------------
