@@ -5,12 +5,13 @@ board under another light, taken by another phone, with other cars (`vision/synt
     python3 ../shared/eval/eval_real.py OUT --cmd "ttr detect --json"
 
 SRC holds photos and gt/<photo stem>.json truths in the `eval_real.py` format (../shared/real/dev).
-Output i of source photo k is drawn from (S, k, i) alone: its world (`world.random_world`, the
-ranges the renders' `--world varied` draws from) and its noise and crop. Written: OUT/<stem>_rl<S>_<i>.jpg
-and OUT/gt/<same>.json, the source's truth with the new corners and image size, "source", "world"
-(what was drawn) and "frame" (the crop and scale). A `_small` copy whose full-size photo is in SRC
-is left out (the same board, light and cars) unless `--all`; `--only` keeps the photos whose stem
-matches one of the patterns (e.g. one photo session, to measure a fold on it).
+Output i of source photo k (its place among SRC's labelled photos, by name) is drawn from (S, k, i)
+alone: its world (`world.random_world`, the ranges the renders' `--world varied` draws from), its
+noise and its crop. Written: OUT/<stem>_rl<S>_<i>.jpg and OUT/gt/<same>.json, the source's truth
+with the new corners and image size, "source", "world" (what was drawn) and "frame" (the crop and
+scale). A `_small` copy whose full-size photo is in SRC is left out (the same board, light and
+cars) unless `--all`; `--only` keeps the photos whose stem matches one of the patterns (e.g. one
+photo session, to measure a fold on it).
 
 Seeds 9000-9999 are kept for measuring (docs/data.md): never train on what they make. OUT is made of
 the real photos: it is a measuring set, never committed (as the photos themselves). SRC is only read.
@@ -35,16 +36,18 @@ from vision.synth.render import default_model  # noqa: E402
 from vision.synth.world import random_world  # noqa: E402
 
 
-def sources(src: Path, only: list[str], every_copy: bool) -> list[tuple[Path, Path]]:
+def sources(src: Path, only: list[str], every_copy: bool) -> list[tuple[int, Path, Path]]:
+    """(k, photo, truth file) of each photo to relight, k its place among all of SRC's labelled
+    photos (so a photo's outputs are the same whichever others are chosen)."""
     found = labelled_photos(src)
     stems = {p.stem for p, _ in found}
     keep = []
-    for photo, gt in found:
+    for k, (photo, gt) in enumerate(found):
         if not every_copy and photo.stem.endswith("_small") and photo.stem[:-len("_small")] in stems:
             continue
         if only and not any(fnmatch.fnmatch(photo.stem, pattern) for pattern in only):
             continue
-        keep.append((photo, gt))
+        keep.append((k, photo, gt))
     return keep
 
 
@@ -70,7 +73,7 @@ def main(argv=None) -> int:
         return 1
     (a.out / "gt").mkdir(parents=True, exist_ok=True)
     printed = default_model().printed_bgr
-    for k, (photo, gt) in enumerate(found):
+    for k, photo, gt in found:
         image = load_photo(str(photo))
         truth = json.loads(gt.read_text(encoding="utf-8"))
         for i in range(a.per_photo):
