@@ -90,7 +90,8 @@ def main(argv=None) -> int:
         hs = m[:, 2]
         hm = _hue_median(hs)
         dh = (hs - hm + 180) % 360 - 180
-        print(f"{key[0] + ' ' + key[1]:16s} {len(m):5d}   {np.median(m[:, 0]):5.1f} [{m[:, 0].min():5.1f}, {m[:, 0].max():5.1f}]"
+        print(f"{key[0] + ' ' + key[1]:16s} {len(m):5d}"
+              f"   {np.median(m[:, 0]):5.1f} [{m[:, 0].min():5.1f}, {m[:, 0].max():5.1f}]"
               f"   {np.median(m[:, 1]):5.1f} [{m[:, 1].min():5.1f}, {m[:, 1].max():5.1f}]"
               f"   {hm:5.1f} [{hm + dh.min():6.1f}, {hm + dh.max():6.1f}]")
     return 0

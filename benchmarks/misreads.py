@@ -32,7 +32,8 @@ def kinds(wrong: str) -> list[str]:
             truth.remove(o)
             read.remove(o)
     read += ["missing"] * (len(truth) - len(read))
-    return [f"{m['colour']} print: {t or 'empty'} -> {r or 'empty'}" for t, r in zip(sorted(truth, key=str), sorted(read, key=str))]
+    pairs = zip(sorted(truth, key=str), sorted(read, key=str))
+    return [f"{m['colour']} print: {t or 'empty'} -> {r or 'empty'}" for t, r in pairs]
 
 
 def main(argv=None) -> int:

@@ -48,10 +48,10 @@ from vision.spaces import INNER, inner_mean_lab, light_board, paper_light_map, s
 from vision.synth.render import default_model, owners_from_truth
 from vision.synth.world import (
     World,
-    _lab_to_lch,
-    _lch_to_lab,
     bgr_to_lab,
     lab_to_bgr,
+    lab_to_lch,
+    lch_to_lab,
     light_photo,
     meter,
     move_ink,
@@ -212,12 +212,12 @@ def _reshade_cars(img: np.ndarray, photo: _Photo, world: World) -> np.ndarray:
     cars = np.zeros((h, w), np.float32)
     seen = inner_mean_lab(photo.lit.board, photo.lit.quads_px)
     seen = np.stack([seen[:, 0] * 100 / 255, seen[:, 1] - 128, seen[:, 2] - 128], axis=1)
-    target = {p: _lab_to_lch(bgr_to_lab(bgr)) for p, bgr in world.cars.plastic_bgr().items()}
+    target = {p: lab_to_lch(bgr_to_lab(bgr)) for p, bgr in world.cars.plastic_bgr().items()}
     for player, car in photo.car_lab.items():
         sure = np.array([photo.owner[t] == player for t in photo.track_of])
-        L_m, C_m, h_m = _lab_to_lch(np.median(seen[sure], axis=0))
+        L_m, C_m, h_m = lab_to_lch(np.median(seen[sure], axis=0))
         L_t, C_t, h_t = target[player]
-        in_photo = _lab_to_lch(car)
+        in_photo = lab_to_lch(car)
         black = in_photo[1] < CHROMATIC
         k_l = L_t / max(L_m, 1.0)
         k_c, turn = (1.0, 0.0) if black else (C_t / max(C_m, 1.0), (h_t - h_m + 180) % 360 - 180)
@@ -225,14 +225,14 @@ def _reshade_cars(img: np.ndarray, photo: _Photo, world: World) -> np.ndarray:
         ys, xs = np.nonzero(zone)
         y0, y1, x0, x1 = ys.min(), ys.max() + 1, xs.min(), xs.max() + 1
         lab = bgr_to_lab(img[y0:y1, x0:x1].astype(np.float32))
-        lch = _lab_to_lch(lab)
+        lch = lab_to_lch(lab)
         if black:
             key = _weight(lch[..., 1], *DARK_CHROMA) * _weight(lch[..., 0], in_photo[0] + 20, in_photo[0] + 35)
         else:
             dh = np.abs((lch[..., 2] - in_photo[2] + 180) % 360 - 180)
             key = _weight(dh, *PLASTIC_HUE_DEG) * np.clip(lch[..., 1] / (0.25 * in_photo[1]) - 1, 0, 1)
         key *= zone[y0:y1, x0:x1] / 255.0
-        moved = _lch_to_lab(np.stack([lch[..., 0] * k_l, lch[..., 1] * k_c, lch[..., 2] + turn], axis=-1))
+        moved = lch_to_lab(np.stack([lch[..., 0] * k_l, lch[..., 1] * k_c, lch[..., 2] + turn], axis=-1))
         lab += key[..., None] * (moved.astype(np.float32) - lab)
         img[y0:y1, x0:x1] = np.clip(lab_to_bgr(lab), 0, 255).astype(np.uint8)
         cars[y0:y1, x0:x1] = np.maximum(cars[y0:y1, x0:x1], key)
@@ -260,7 +260,8 @@ def _frame(size_wh: tuple[int, int], corners: np.ndarray, want_wh: tuple[int, in
         long_, short = (w, h) if w >= h else (h, w)
         cut = int(round(long_ * 9 / 16))
         if cut < short:
-            lo, hi = (corners[:, 1].min(), corners[:, 1].max()) if w >= h else (corners[:, 0].min(), corners[:, 0].max())
+            across = corners[:, 1] if w >= h else corners[:, 0]  # the board along the side cut
+            lo, hi = across.min(), across.max()
             margin = 0.02 * short  # what a person framing the board leaves (at 1 % the locator took it for cut off)
             first, last = max(0.0, hi + margin - cut), min(float(short - cut), lo - margin)
             if first <= last:

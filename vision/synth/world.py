@@ -105,13 +105,15 @@ def _distances(lab: np.ndarray) -> np.ndarray:
     return d
 
 
-def _lab_to_lch(lab) -> np.ndarray:
+def lab_to_lch(lab) -> np.ndarray:
+    """CIE Lab (..., 3) -> L*, C*, hue in degrees 0-360."""
     lab = np.asarray(lab, float)
     return np.stack([lab[..., 0], np.hypot(lab[..., 1], lab[..., 2]),
                      np.degrees(np.arctan2(lab[..., 2], lab[..., 1])) % 360], axis=-1)
 
 
-def _lch_to_lab(lch) -> np.ndarray:
+def lch_to_lab(lch) -> np.ndarray:
+    """L*, C*, hue in degrees (..., 3) -> CIE Lab."""
     lch = np.asarray(lch, float)
     h = np.radians(lch[..., 2])
     return np.stack([lch[..., 0], lch[..., 1] * np.cos(h), lch[..., 1] * np.sin(h)], axis=-1)
@@ -216,7 +218,7 @@ class Cars:
         """Each player's plastic as the renderer paints it (BGR 0-255), wear included."""
         out = {}
         for player, (L, C, h) in self.lch.items():
-            lab = _lch_to_lab(np.array([L, C * (1 - WORN_CHROMA * self.worn), h], np.float32))
+            lab = lch_to_lab(np.array([L, C * (1 - WORN_CHROMA * self.worn), h], np.float32))
             out[player] = np.clip(lab_to_bgr(lab.astype(np.float32)), *PLASTIC_BGR_RANGE)
         return out
 
@@ -226,7 +228,7 @@ def random_cars(rng: np.random.Generator) -> Cars:
     and each is a colour a photo can show (inside `PLASTIC_BGR_RANGE`: a deep navy of high chroma is not)."""
     while True:
         lch = {p: tuple(float(rng.uniform(*r)) for r in ranges) for p, ranges in PLASTIC_LCH.items()}
-        lab = _lch_to_lab(np.array(list(lch.values())))
+        lab = lch_to_lab(np.array(list(lch.values())))
         bgr = lab_to_bgr(lab.astype(np.float32))
         in_range = PLASTIC_BGR_RANGE[0] <= bgr.min() and bgr.max() <= PLASTIC_BGR_RANGE[1]
         if in_range and _distances(lab).min() >= MIN_PLASTIC_DE:
