@@ -2,7 +2,9 @@
 
 Writes DIR/<stem>.jpg, DIR/gt/<stem>.json (the real photos' truth format, so
 `eval_real.py DIR` scores a reader on them) and DIR/games/<stem>.json (a `ttr tally` game file).
-Photo i is drawn from the seed (S, i) alone, so any photo can be remade on its own.
+Photo i is drawn from the seed (S, i) alone, so any photo can be remade on its own; with
+`--world varied` its world from (S, i, 1) (`vision.synth.world.random_world`). Which seeds are
+kept for testing: docs/data.md.
 """
 from __future__ import annotations
 
@@ -20,7 +22,8 @@ from scoring.board import load_board
 from scoring.errors import TtrError
 from vision.synth import trains
 from vision.synth.positions import random_position
-from vision.synth.render import game_dict, render_flat_board, render_photo, truth_dict
+from vision.synth.render import default_model, game_dict, render_flat_board, render_photo, truth_dict
+from vision.synth.world import random_world
 
 # Photo sizes when --size is not given: small uploads to 12 MP, landscape and portrait.
 SIZES = ((640, 480), (1008, 756), (1280, 960), (1600, 1200), (1920, 1080), (2016, 1512),
@@ -33,6 +36,8 @@ HOSTILE_SIZE_WEIGHTS = (3, 2, 3, 2, 1, 1, 1, 0.5)
 # Kept here (not imported) so `ttr --help` stays light; test_render_hostile checks it matches.
 BACKGROUNDS = ("usual", "hostile", "checked", "stone", "redwood", "table_edge", "tiles")
 HANDS = ("careful", "sloppy")  # vision.synth.trains.HANDS (kept here for the same reason)
+WORLDS = ("usual", "varied")
+WORLD_STREAM = 1  # photo i's world is drawn from (seed, i, WORLD_STREAM), apart from its game and camera
 
 
 def _fraction(text: str) -> float:
@@ -61,6 +66,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--hands", choices=HANDS, default="careful",
                         help="how the cars are laid: careful (within ~1.5 mm of their spaces' middles; the "
                              "default) or sloppy (up to 3.5 mm off, as on real tables)")
+    parser.add_argument("--world", choices=WORLDS, default="usual",
+                        help="usual (one copy of the board, the development board's print, in a phone's "
+                             "corrected light; the default) or varied: per photo another copy (each print "
+                             "colour's hue, lightness and chroma moved; white, cream, yellowed or faded paper), "
+                             "another light (flash with hot spot, fall-off and glare; warm tungsten left partly "
+                             "uncorrected; daylight; shade; a window and a lamp; dim and noisy), another phone "
+                             "(16:9 and 4:3 frames incl. 1600x900 unless --size; old phones' noise, soft lens, "
+                             "JPEG 35-70) and other cars (each player's shade, worn plastic); recorded in the "
+                             "truth as \"world\". Seeds 9000-9999 are kept for testing (docs/data.md)")
 
 
 def run(args) -> int:
@@ -88,19 +102,29 @@ def run(args) -> int:
         claims = {} if empty else random_position(rng, board, args.players)
         stem = f"render_{args.seed}_{i:05d}"
         photo = f"{stem}.jpg"
+        world = None
+        if args.world == "varied":
+            world = random_world([args.seed, i, WORLD_STREAM], default_model().printed_bgr)
         if args.flat:
             ppm = 2.0
-            img = render_flat_board(rng, claims, ppm, hands=trains.HANDS[args.hands])
+            img = render_flat_board(rng, claims, ppm, hands=trains.HANDS[args.hands], world=world)
             h, w = img.shape[:2]
             corners = np.array([[0, 0], [w, 0], [w, h], [0, h]], float)
             ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, args.quality or 92])
             data = buf.tobytes()
             truth = truth_dict(board, claims, corners, (w, h), photo)
+            if world is not None:  # (no light or phone: the board straight on)
+                truth["world"] = {k: v for k, v in world.to_dict().items() if k in ("print_run", "cars", "seed")}
             game = game_dict(board, claims)
         else:
-            size = args.size or sizes[int(rng.choice(len(sizes), p=weights))]
+            if args.size:
+                size = args.size
+            elif world is not None:
+                size = world.phone.size_wh
+            else:
+                size = sizes[int(rng.choice(len(sizes), p=weights))]
             r = render_photo(rng, claims, size, quality=args.quality, backgrounds=args.backgrounds,
-                             hands=trains.HANDS[args.hands])
+                             hands=trains.HANDS[args.hands], world=world)
             data, truth, game = r.jpeg, r.truth, r.game
             truth["photo"] = photo
             if not usual:  # (usual truth files stay as they were)

@@ -13,6 +13,7 @@ import cv2
 import numpy as np
 
 from vision.synth.board_art import BOARD_MM, fractal_noise
+from vision.synth.world import World, light_photo, meter, phone_finish
 
 CORNERS_MM = np.array([[0, 0], [BOARD_MM[0], 0], [BOARD_MM[0], BOARD_MM[1]], [0, BOARD_MM[1]]], float)
 
@@ -219,8 +220,10 @@ def photograph(rng: np.random.Generator, flat: np.ndarray, px_per_mm: float, cam
 
 
 def photograph_scene(rng: np.random.Generator, flat: np.ndarray, px_per_mm: float, camera: Camera,
-                     backgrounds: str = "usual") -> tuple[np.ndarray, Scene]:
-    """`photograph`, and what the board lies on and what lies around it (`Scene`)."""
+                     backgrounds: str = "usual", world: World | None = None) -> tuple[np.ndarray, Scene]:
+    """`photograph`, and what the board lies on and what lies around it (`Scene`). `world`: its
+    light (`world.light_photo`) instead of the usual one's white balance and exposure, and its
+    phone's lens and noise (`world.phone_finish`) after the usual ones."""
     w, h = camera.size_wh
     if backgrounds == "usual":  # the draws every committed render and figure was made with
         bg, kind = _usual_table(rng, (w, h))
@@ -265,11 +268,14 @@ def photograph_scene(rng: np.random.Generator, flat: np.ndarray, px_per_mm: floa
         m = cv2.GaussianBlur(m, (0, 0), rng.uniform(1, 4)).astype(np.float32) / 255
         field *= 1 - rng.uniform(0.2, 0.5) * m
     gain = cv2.resize(field.astype(np.float32), (w, h), interpolation=cv2.INTER_LINEAR)
-    exposure = rng.uniform(0.7, 1.1)
-    warm = rng.uniform(-1, 1)  # -1 daylight-blue .. +1 warm lamp
-    wb = np.array([1 - 0.16 * warm, 1 + rng.normal(0, 0.02), 1 + 0.12 * warm], np.float32) * exposure
     img *= gain[..., None]
-    img *= wb[None, None, :]
+    if world is None:
+        exposure = rng.uniform(0.7, 1.1)
+        warm = rng.uniform(-1, 1)  # -1 daylight-blue .. +1 warm lamp
+        wb = np.array([1 - 0.16 * warm, 1 + rng.normal(0, 0.02), 1 + 0.12 * warm], np.float32) * exposure
+        img *= wb[None, None, :]
+    else:
+        img = light_photo(img, world.light, camera.H_mm, camera.position_mm, BOARD_MM)
     if rng.random() < 0.35:  # glare off the glossy board
         g = np.zeros((gh, gw), np.float32)
         cv2.ellipse(g, (int(rng.uniform(0, gw)), int(rng.uniform(0, gh))),
@@ -286,6 +292,8 @@ def photograph_scene(rng: np.random.Generator, flat: np.ndarray, px_per_mm: floa
     probe = probe[(probe[:, 0] >= 0) & (probe[:, 0] < w) & (probe[:, 1] >= 0) & (probe[:, 1] < h)]
     bright = np.percentile(img[probe[:, 1], probe[:, 0]].mean(axis=1), 90)
     img *= rng.uniform(175, 235) / max(bright, 1.0)
+    if world is not None:
+        img = meter(img, img[probe[:, 1], probe[:, 0]], world.light)
 
     # Lens: focus blur, sometimes shake.
     px = max(w, h) / 1600
@@ -308,6 +316,8 @@ def photograph_scene(rng: np.random.Generator, flat: np.ndarray, px_per_mm: floa
         chroma = np.empty((h, w, 3), np.float32)
         cv2.randn(chroma, (0, 0, 0), (2, 2, 2))
         img += chroma
+    if world is not None:
+        img = phone_finish(img, world.phone, world.light, rng)
     return np.clip(img, 0, 255).astype(np.uint8), scene
 
 

@@ -18,13 +18,20 @@ from scoring.board import Board, load_board
 from scoring.game import Game, PlayerClaims
 from scoring.rules import TICKET_VALUES
 from vision.rectify import flatten, photo_px_per_mm
+from vision.spaces import PAPER_LEVEL
 from vision.synth import board_art
 from vision.synth.board_art import BOARD_MM, N_LOOKS, BoardModel
 from vision.synth.camera import Camera, Scene, jpeg, photograph_scene, random_camera
 from vision.synth.trains import CAREFUL, Hands, Plastic, draw_cars, draw_markers, place_cars, place_markers
+from vision.synth.world import World, paper_of, reprint
 
 # Flat-board scales kept in the art cache; a photo draws at the smallest one as sharp as it needs.
 PX_PER_MM_STEPS = (1.0, 1.5, 2.0, 3.0, 4.0)
+# How bright the middle of a claimed space (where `benchmarks/measure_colours.py` measured the real
+# cars) comes out against the plastic its car is painted in: the roof's lit crown, its recessed
+# panel and lines, and the dark side a phone's camera sees there (the median over flat renders
+# under `random_camera` positions; 0.93 seen from straight above).
+SEEN_PER_PLASTIC = 0.88
 # Photo sizes `photograph_again` draws, as phones and messaging apps send them.
 PHOTO_SIZES = ((4032, 3024), (2016, 1512), (1600, 1200), (1008, 756))
 
@@ -67,21 +74,46 @@ def _light(rng: np.random.Generator) -> np.ndarray:
 
 def render_flat_board(rng: np.random.Generator, claims: dict[str, list[int]], px_per_mm: float = 2.0,
                       model: BoardModel | None = None, camera_mm: np.ndarray | None = None,
-                      plastic: Plastic | None = None, hands: Hands = CAREFUL) -> np.ndarray:
+                      plastic: Plastic | None = None, hands: Hands = CAREFUL, world: World | None = None) -> np.ndarray:
     """The board seen straight on, with cars: BGR uint8, round(795 * px_per_mm) x round(525 * px_per_mm),
     pixel (i, j) at (j / px_per_mm, i / px_per_mm) mm. `camera_mm` (x, y, height) sets the cars'
-    parallax; by default where a phone photographing the board would stand."""
+    parallax; by default where a phone photographing the board would stand. `world`: another copy
+    of the board (its print run) and other cars (their plastic and wear), and a flash lights the
+    cars from the camera; the draws from `rng` stay those of the usual world."""
     model = model or default_model()
     img = _printed_board(rng, model, px_per_mm)
+    if world is not None:
+        img = reprint(img, list(model.spaces), list(model.track_colors), px_per_mm, world.print_run)
+        # The world's plastic is what the reader sees once the paper is evened out to PAPER_LEVEL
+        # (as measured on the real cars): painted relative to this copy's paper.
+        paper = paper_of(img, np.concatenate(model.spaces) * px_per_mm - 0.5, px_per_mm)
+        plastic = _world_plastic(world, plastic, paper)
     if camera_mm is None:  # where a phone would stand (cars then look as in a flattened photo)
         camera_mm = random_camera(rng, (1600, 1200)).position_mm
     light = _light(rng)
+    if world is not None and world.light.kind == "flash":  # the light comes from the camera
+        up = np.array([camera_mm[0] - BOARD_MM[0] / 2, camera_mm[1] - BOARD_MM[1] / 2, camera_mm[2]])
+        light = up / np.linalg.norm(up)
     cars = place_cars(rng, model, claims, plastic, hands)
-    img = draw_cars(img, px_per_mm, cars, camera_mm, light, rng, shadow_strength=float(rng.uniform(0.3, 0.6)))
+    img = draw_cars(img, px_per_mm, cars, camera_mm, light, rng, shadow_strength=float(rng.uniform(0.3, 0.6)),
+                    worn=world.cars.worn if world is not None else 0.0)
     if claims and rng.random() < 0.8:  # score markers left on the score track
         lengths = [len(s) for s in model.spaces]
         img = draw_markers(img, px_per_mm, place_markers(rng, model, claims, lengths, plastic), camera_mm, light)
     return img
+
+
+def _world_plastic(world: World, plastic: Plastic | None, paper_bgr: np.ndarray) -> Plastic:
+    """The world's plastic for every player on a board whose paper is `paper_bgr`, then `plastic`'s
+    change of it, if any."""
+    shades = {p: np.clip(bgr * paper_bgr / PAPER_LEVEL / SEEN_PER_PLASTIC, 8, 250)
+              for p, bgr in world.cars.plastic_bgr().items()}
+
+    def change(colours: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        out = {p: shades[p] for p in colours}
+        return plastic(out) if plastic is not None else out
+
+    return change
 
 
 def truth_dict(board: Board, claims: dict[str, list[int]], corners_xy: np.ndarray, size_wh,
@@ -98,6 +130,39 @@ def truth_dict(board: Board, claims: dict[str, list[int]], corners_xy: np.ndarra
     }
 
 
+@dataclass(frozen=True)
+class TruthOwners:
+    """A truth file's owners per track id (`truth_dict`'s inverse)."""
+
+    owner: tuple[str | None, ...]  # per track id; None where empty or not known (see `unsure`)
+    unsure: tuple[tuple[tuple[int, ...], tuple[str | None, ...]], ...]  # (track ids, owners) of each
+    # group of like-printed lanes (a gray double) held differently: which lane is whose is not in the file
+
+
+def owners_from_truth(board: Board, truth: dict) -> TruthOwners:
+    """Who owns each track id in a truth file (tracks matched by cities and printed colour, as
+    `eval_real.py` does). Raises ValueError when the file does not list the board's tracks."""
+    want: dict = {}
+    for t in truth["tracks"]:
+        want.setdefault((frozenset((t["a"], t["b"])), t["color"]), []).append(t["owner"] or None)
+    groups: dict = {}
+    for t in board.tracks:
+        groups.setdefault((frozenset((t.a, t.b)), t.color), []).append(t.id)
+    owner: list[str | None] = [None] * len(board.tracks)
+    unsure = []
+    for key, ids in groups.items():
+        owners = want.get(key, [])
+        if len(owners) != len(ids):
+            raise ValueError(f"the truth lists {len(owners)} track(s) {'-'.join(sorted(key[0]))} {key[1]}, "
+                             f"the board {len(ids)}")
+        if len(set(owners)) == 1:
+            for i in ids:
+                owner[i] = owners[0]
+        else:
+            unsure.append((tuple(ids), tuple(owners)))
+    return TruthOwners(tuple(owner), tuple(unsure))
+
+
 def game_dict(board: Board, claims: dict[str, list[int]]) -> dict:
     """The game file for `ttr tally`: each player's routes as [city, city, printed colour], no tickets."""
     game = Game("classic", TICKET_VALUES[0],
@@ -108,11 +173,13 @@ def game_dict(board: Board, claims: dict[str, list[int]]) -> dict:
 def render_photo(rng: np.random.Generator, claims: dict[str, list[int]], size_wh=(1600, 1200),
                  model: BoardModel | None = None, camera: Camera | None = None,
                  quality: int | None = None, backgrounds: str = "usual", plastic: Plastic | None = None,
-                 hands: Hands = CAREFUL) -> RenderedPhoto:
+                 hands: Hands = CAREFUL, world: World | None = None) -> RenderedPhoto:
     """A phone photo of the played board `claims` (`{player: [track id, ...]}`), with truth.
     `backgrounds`: "usual", "hostile" or one hostile kind (see `camera.BACKGROUNDS`); `plastic`
     changes each game's plastic colours (see `trains.player_colors`); `hands`, how carefully the cars
-    are laid (`trains.SLOPPY`: a few millimetres off their spaces)."""
+    are laid (`trains.SLOPPY`: a few millimetres off their spaces); `world`, another home's copy of
+    the board, light, phone and cars (`world.random_world`; its phone's JPEG quality unless
+    `quality` is given; its frame is the caller's to choose as `size_wh`), recorded in the truth."""
     model = model or default_model()
     board = load_board()
     w, h = int(size_wh[0]), int(size_wh[1])
@@ -122,13 +189,18 @@ def render_photo(rng: np.random.Generator, claims: dict[str, list[int]], size_wh
     need = max(np.linalg.norm(q[1] - q[0]), np.linalg.norm(q[2] - q[3])) / BOARD_MM[0]
     need = max(need, max(np.linalg.norm(q[3] - q[0]), np.linalg.norm(q[2] - q[1])) / BOARD_MM[1])
     ppm = next((s for s in PX_PER_MM_STEPS if s >= need * 0.9), PX_PER_MM_STEPS[-1])
-    flat = render_flat_board(rng, claims, ppm, model, camera_mm=camera.position_mm, plastic=plastic, hands=hands)
-    img, scene = photograph_scene(rng, flat, ppm, camera, backgrounds)
+    flat = render_flat_board(rng, claims, ppm, model, camera_mm=camera.position_mm, plastic=plastic, hands=hands,
+                             world=world)
+    img, scene = photograph_scene(rng, flat, ppm, camera, backgrounds, world)
+    if quality is None and world is not None:
+        quality = world.phone.jpeg_quality
     data = jpeg(rng, img, quality)
     decoded = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
     corners = camera.corners_xy
-    return RenderedPhoto(decoded, corners, truth_dict(board, claims, corners, (w, h)),
-                         game_dict(board, claims), data, scene)
+    truth = truth_dict(board, claims, corners, (w, h))
+    if world is not None:
+        truth["world"] = world.to_dict()
+    return RenderedPhoto(decoded, corners, truth, game_dict(board, claims), data, scene)
 
 
 @dataclass

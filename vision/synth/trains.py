@@ -131,11 +131,13 @@ def _darken(img: np.ndarray, mask: np.ndarray, strength: float) -> None:
 
 
 def draw_cars(img: np.ndarray, px_per_mm: float, cars: list[Car], camera_mm: np.ndarray,
-              light: np.ndarray, rng: np.random.Generator, shadow_strength: float = 0.45) -> np.ndarray:
+              light: np.ndarray, rng: np.random.Generator, shadow_strength: float = 0.45,
+              worn: float = 0.0) -> np.ndarray:
     """Paint `cars` onto the flat board `img` (BGR uint8, modified and returned).
 
     `camera_mm` (3,): the camera's position over the board (x, y mm, height mm above it), which
-    sets each car's parallax; `light` (3,): unit vector towards the main light (x, y, up)."""
+    sets each car's parallax; `light` (3,): unit vector towards the main light (x, y, up); `worn`
+    (0..1): how scuffed the roofs are (about 4 pale scratches a car when fully worn)."""
     ppm = float(px_per_mm)
     if not cars:
         return img
@@ -205,9 +207,24 @@ def draw_cars(img: np.ndarray, px_per_mm: float, cars: list[Car], camera_mm: np.
         a = tc + v * side * (car.width_mm / 2 - 1.3) - car.axis * (car.length_mm / 2 - 2.2)
         b = tc + v * side * (car.width_mm / 2 - 1.3) + car.axis * (car.length_mm / 2 - 2.2)
         cv2.line(img, _pt(a, ppm), _pt(b, ppm), _c(hi), line, cv2.LINE_AA, _SHIFT)
+        if worn > 0:
+            _scuff(img, ppm, rng, tc, car, roof, worn)
         cv2.polylines(img, [_p(top, ppm)], True, _c(roof * rim), 1, cv2.LINE_AA, _SHIFT)
         cv2.polylines(img, [_p(hull, ppm)], True, _c(base * outline), line, cv2.LINE_AA, _SHIFT)
     return img
+
+
+def _scuff(img: np.ndarray, ppm: float, rng: np.random.Generator, top_mm: np.ndarray, car: Car,
+           roof: np.ndarray, worn: float) -> None:
+    """Pale scratches on a worn car's roof centred at `top_mm` (rubbed plastic scatters light)."""
+    v = np.array([-car.axis[1], car.axis[0]])
+    for _ in range(int(rng.poisson(4 * worn))):
+        p = (top_mm + car.axis * rng.uniform(-0.4, 0.4) * car.length_mm
+             + v * rng.uniform(-0.3, 0.3) * car.width_mm)
+        a = rng.uniform(0, np.pi)
+        d = np.array([np.cos(a), np.sin(a)]) * rng.uniform(0.4, 1.5)
+        mark = roof + (235 - roof) * rng.uniform(0.2, 0.5)
+        cv2.line(img, _pt(p - d, ppm), _pt(p + d, ppm), _c(mark), 1, cv2.LINE_AA, _SHIFT)
 
 
 MARKER_MM = (5.5, 4.0)  # radius, height of a score marker
