@@ -29,8 +29,9 @@ from labelled import labelled_photos  # noqa: E402 (this folder: the scripts' ow
 from calibration.template import FLAT_PX_PER_MM, load_template  # noqa: E402
 from scoring.board import load_board  # noqa: E402
 from vision.image_io import load_photo  # noqa: E402
+from vision.light import light_board, paper_light_map  # noqa: E402
 from vision.rectify import flatten  # noqa: E402
-from vision.spaces import inner_mean_lab, light_board, paper_light_map  # noqa: E402
+from vision.spaces import inner_mean_lab  # noqa: E402
 from vision.synth.render import owners_from_truth  # noqa: E402
 
 

@@ -71,15 +71,17 @@ from vision.rectify import camera_position, flatten
 from vision.settings import ReaderSettings
 from vision.spaces import CropGeometry, sample_spaces
 from vision.synth.positions import random_position
-from vision.synth.render import render_photo
+from vision.synth.render import default_model, render_photo
+from vision.synth.world import random_world
 
 READ = ReaderSettings()  # the reader's own settings: patches are cut as it cuts them
 DEFAULTS = {"count": 24, "epochs": 6, "imgsz": 64, "side_mm": 30.0, "seed": 1000, "photo_wh": (2000, 1500),
             "corner_jitter": 0.005, "batch": 64, "car_seen_height_mm": 0.0, "teachers": 6, "student_epochs": 6,
-            "student": "space_student.yaml"}
+            "student": "space_student.yaml", "varied_share": 0.0}
 TEACHER_YAML = "yolo11n-cls.yaml"  # a teacher's (and a lone net's) layers: Ultralytics' own, built from the yaml
 SMOKE = {"count": 3, "epochs": 1, "photo_wh": (1000, 750), "teachers": 2, "student_epochs": 1}
 TEACHER_SEED_STEP = 1000  # teacher k renders boards from seed + 1000 k and trains from that seed
+WORLD_PICK, WORLD_STREAM = 3, 1  # a board's world is picked from (seed, 3) and drawn from (seed, 1)
 MIXED_SIZES = ((640, 480), (1008, 756), (1280, 960), (1600, 1200), (1920, 1080), (2016, 1512),
                (1200, 1600), (1512, 2016))
 MIXED_WEIGHTS = np.array([1, 2, 2, 3, 2, 3, 1, 2], float)
@@ -94,7 +96,7 @@ def architecture_yaml(name: str) -> str:
 
 def render_patches(out_dir: Path, count: int, seed: int, imgsz: int, side_mm: float, photo_wh=(2000, 1500),
                    corner_jitter: float = 0.005, val_every: int = 10, log=print, wider_plastic: bool = False,
-                   car_seen_height_mm: float = 0.0) -> dict:
+                   car_seen_height_mm: float = 0.0, varied_share: float = 0.0) -> dict:
     """Render boards and write their space patches as out_dir/{train,val}/<class>/*.png.
 
     Each patch is centred on its space, or with `car_seen_height_mm` > 0 where a car that high on it
@@ -122,7 +124,14 @@ def render_patches(out_dir: Path, count: int, seed: int, imgsz: int, side_mm: fl
         if photo_wh == "mixed":  # phone photos as they arrive: small uploads to full frames (decoded ~2000 px)
             pick = np.random.default_rng(s + 2_000_000)
             wh = MIXED_SIZES[int(pick.choice(len(MIXED_SIZES), p=MIXED_WEIGHTS / MIXED_WEIGHTS.sum()))]
-        photo = render_photo(rng, claims, wh, plastic=WiderPlastic(s + 1_000_000) if wider_plastic else None)
+        # Another home's copy of the board, light, phone and cars (vision.synth.world), for a share
+        # of the boards: the net learns a car from its print on other prints and in other light.
+        world = None
+        if np.random.default_rng([s, WORLD_PICK]).random() < varied_share:
+            world = random_world([s, WORLD_STREAM], default_model().printed_bgr)
+            wh = world.phone.size_wh
+        photo = render_photo(rng, claims, wh, plastic=WiderPlastic(s + 1_000_000) if wider_plastic else None,
+                             world=world)
         owner = {tid: colour for colour, ids in claims.items() for tid in ids}
         corners = np.asarray(photo.corners_xy, dtype=float)
         diag = np.linalg.norm(corners[0] - corners[2])
@@ -225,7 +234,7 @@ def _config(p: dict, args, classes, counts, metrics: dict, seconds: dict, seeds:
         "render": {"count": p["count"], "seeds": [[s, s + p["count"] - 1] for s in seeds],
                    "photo_wh": p["photo_wh"] if p["photo_wh"] == "mixed" else list(p["photo_wh"]),
                    "corner_jitter": p["corner_jitter"],
-                   "wider_plastic": not args.renderer_plastic},
+                   "wider_plastic": not args.renderer_plastic, "varied_share": p["varied_share"]},
         "epochs": p["epochs"], "batch": p["batch"], "smoke": bool(args.smoke), "device": args.device,
         "patches": counts, "metrics": metrics,
         "versions": {"ultralytics": _version("ultralytics"), "torch": _version("torch"),
@@ -314,6 +323,8 @@ def _finetune_run(args, real: Path, leave_out, init: Path) -> int:
         p["photo_wh"] = args.photo_size
     if args.smoke:
         p["photo_wh"] = SMOKE["photo_wh"]
+    if getattr(args, "varied_share", None) is not None:
+        p["varied_share"] = args.varied_share
     out_dir = Path(args.out)
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="ttr_train_"))
     work.mkdir(parents=True, exist_ok=True)
@@ -339,7 +350,7 @@ def _finetune_run(args, real: Path, leave_out, init: Path) -> int:
     if p["count"] > 0:
         counts = render_patches(render_dir, p["count"], render_seed, p["imgsz"], p["side_mm"], p["photo_wh"],
                                 p["corner_jitter"], wider_plastic=not args.renderer_plastic,
-                                car_seen_height_mm=p["car_seen_height_mm"])
+                                car_seen_height_mm=p["car_seen_height_mm"], varied_share=p["varied_share"])
     seconds["render"] = time.time() - t0
     out_dir.mkdir(parents=True, exist_ok=True)
     ft = finetune(init_copy, x_ft, y_ft, [render_dir] if p["count"] > 0 else [],
@@ -423,6 +434,8 @@ def make_model(args) -> int:
             p[key] = getattr(args, key)
     p["imgsz"], p["seed"] = args.imgsz, args.seed
     p["car_seen_height_mm"] = args.car_seen_height
+    if getattr(args, "varied_share", None) is not None:
+        p["varied_share"] = args.varied_share
     if args.photo_size:
         p["photo_wh"] = args.photo_size
     out_dir = Path(args.out)
@@ -439,7 +452,8 @@ def make_model(args) -> int:
             shutil.rmtree(data_dir)
         t0 = time.time()
         c = render_patches(data_dir, p["count"], seed, p["imgsz"], p["side_mm"], p["photo_wh"], p["corner_jitter"],
-                           wider_plastic=not args.renderer_plastic, car_seen_height_mm=p["car_seen_height_mm"])
+                           wider_plastic=not args.renderer_plastic, car_seen_height_mm=p["car_seen_height_mm"],
+                           varied_share=p["varied_share"])
         seconds["render"] += time.time() - t0
         if real is not None:
             if k == 0:

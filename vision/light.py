@@ -124,8 +124,9 @@ def light_map(flattened: np.ndarray, mask: np.ndarray, cells: tuple[int, int], p
 MAP_SCALE = 0.25  # the light map is smooth: measured on a quarter-size copy as well as on the whole, 16x faster
 
 
-def paper_light_map(board: np.ndarray, quads_px: np.ndarray, px_per_mm: float, cells: tuple[int, int],
-                    percentile: float, cfg: LightSettings = LightSettings()) -> np.ndarray:
+def paper_light_map(board: np.ndarray, quads_px: np.ndarray, px_per_mm: float,
+                    cells: tuple[int, int] = LightSettings().cells, percentile: float = LightSettings().percentile,
+                    cfg: LightSettings = LightSettings()) -> np.ndarray:
     """`light_map` of a board's paper (away from the spaces at `quads_px`), on a quarter-size copy."""
     h, w = board.shape[:2]
     f = MAP_SCALE

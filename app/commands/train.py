@@ -26,6 +26,10 @@ def add_arguments(parser):
                         help="cut each patch where a car this high is seen (camera parallax); 0: at the space")
     parser.add_argument("--photo-size", default=None, metavar="WxH|mixed", type=size_type(320, 8000, "mixed"),
                         help="size of the rendered photos (default 2000x1500; mixed: 640x480 to 2016x1512)")
+    parser.add_argument("--varied-share", type=float, metavar="F",
+                        help="share of the boards rendered in another home's world: another copy of the board, "
+                             "light, phone and cars (`ttr render --world varied`; default "
+                             f"{DEFAULTS['varied_share']}); the seeds stay below the test seeds 9000-9999")
     parser.add_argument("--smoke", action="store_true", help="a seconds-long run that checks the recipe")
     parser.add_argument("--device", default="cpu", metavar="DEV",
                         help="cpu (default, the committed model's) or a CUDA device such as 0")

@@ -15,8 +15,9 @@ import pytest
 
 from calibration.template import load_template
 from scoring.board import load_board
+from vision.light import light_board
 from vision.rectify import flatten
-from vision.spaces import inner_mean_lab, light_board
+from vision.spaces import inner_mean_lab
 from vision.synth.camera import random_camera
 from vision.synth.positions import random_position
 from vision.synth.relight import relight

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from app.cli import main as ttr
 from calibration.template import load_template
 from scoring.board import load_board
-from vision.spaces import inner_mean_lab, light_board
+from vision.light import light_board
+from vision.spaces import inner_mean_lab
 from vision.synth.positions import random_position
 from vision.synth.render import default_model, render_flat_board
 from vision.synth.world import (

@@ -35,6 +35,7 @@ import numpy as np
 
 from calibration.template import FLAT_PX_PER_MM
 from scoring.board import load_board
+from vision.light import light_board, paper_light_map
 from vision.rectify import (
     BOARD_MM,
     board_to_photo_homography,
@@ -44,7 +45,10 @@ from vision.rectify import (
     photo_px_per_mm,
     to_photo,
 )
-from vision.spaces import INNER, inner_mean_lab, light_board, paper_light_map, space_frames, space_grid
+from vision.settings import SampleSettings
+from vision.spaces import inner_mean_lab, space_frames, space_grid
+
+INNER = SampleSettings().inner  # the part of a space the reader measures
 from vision.synth.render import default_model, owners_from_truth
 from vision.synth.world import (
     World,

@@ -18,9 +18,8 @@ from scoring.board import Board, load_board
 from scoring.game import Game, PlayerClaims
 from scoring.rules import TICKET_VALUES
 from vision.rectify import flatten, photo_px_per_mm
-from vision.spaces import PAPER_LEVEL
 from vision.synth import board_art
-from vision.synth.board_art import BOARD_MM, N_LOOKS, BoardModel
+from vision.synth.board_art import BOARD_MM, N_LOOKS, PAPER_LEVEL, BoardModel
 from vision.synth.camera import Camera, Scene, jpeg, photograph_scene, random_camera
 from vision.synth.trains import CAREFUL, Hands, Plastic, draw_cars, draw_markers, place_cars, place_markers
 from vision.synth.world import World, paper_of, reprint

@@ -39,7 +39,7 @@ from dataclasses import asdict, dataclass, field
 import cv2
 import numpy as np
 
-from vision.spaces import paper_light_map
+from vision.light import paper_light_map
 
 # -- the board's copy -------------------------------------------------------------------------------
 # How far a print run moves each printed colour, in CIE L*C*h: hue (degrees), lightness (L*) and a
