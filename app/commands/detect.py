@@ -1,10 +1,13 @@
-"""`ttr detect PHOTO... [--json] [--calibration DIR] [--overlay DIR]`: read who owns each track.
+"""`ttr detect PHOTO... [--json] [--same-board] [--calibration DIR] [--overlay DIR]`: read who owns each track.
 
 With --json: one JSON object per photo per line (JSON Lines); a photo that cannot be read gives
 {"image": ..., "error": "..."} and the others are still read; without it, such a photo is one line
 on stderr. Each error is said once. Exit status 1 if any photo failed.
 With several photos, a progress bar runs on stderr (where a terminal shows it). --overlay writes
 each flattened board with the reading and a legend drawn on it, and says where.
+With --same-board the photos are of one board (from several sides): they are read together into
+one reading (`vision.several`), printed as one JSON object with `images` and each photo's part; a
+photo of another position is set aside, saying so, and the others are read.
 """
 from __future__ import annotations
 
@@ -25,6 +28,7 @@ from scoring.rules import PLAYER_COLORS
 from vision.draw import draw_legend, draw_reading
 from vision.read import Reader
 from vision.reading import DOUBTFUL_TRACKS, Notice
+from vision.several import read_same_board
 
 
 def add_arguments(parser):
@@ -32,6 +36,8 @@ def add_arguments(parser):
     parser.add_argument("--json", action="store_true", help="print one JSON object per photo per line")
     parser.add_argument("--calibration", metavar="DIR", help="a folder made by `ttr calibrate`")
     parser.add_argument("--overlay", metavar="DIR", help="write each flattened board with the reading drawn on it")
+    parser.add_argument("--same-board", action="store_true",
+                        help="the photos show one board (from other sides): read them together into one reading")
     parser.add_argument("--no-classifier", action="store_true",
                         help="use the colour evidence alone (no trained model)")
 
@@ -81,6 +87,8 @@ def run(args) -> int:
 
         overlay_dir = writable_dir(args.overlay, "overlay folder (--overlay)")
 
+    if args.same_board:
+        return _same_board(args, reader, overlay_dir)
     failed = 0
     bar = tqdm(args.photos, desc="reading", unit="photo", file=sys.stderr,
                disable=None if len(args.photos) > 1 else True)
@@ -115,6 +123,22 @@ def run(args) -> int:
         else:
             say(summary(reading) + (f"\n  overlay: {written}" if written else ""))
     return 1 if failed else 0
+
+
+def _same_board(args, reader: Reader, overlay_dir) -> int:
+    """--same-board: one reading from all the photos (exit 1 when a photo was set aside)."""
+    both = read_same_board(reader, args.photos)
+    reading = both.reading
+    written = _write_overlay(overlay_dir, args.photos[0], reading) if overlay_dir else None
+    if args.json:
+        print(json.dumps(both.to_dict(), ensure_ascii=False))
+        if written:
+            print(f"ttr: overlay: {written}", file=sys.stderr)
+    else:
+        lines = summary(reading).splitlines()
+        lines[0] = f"{', '.join(both.images)}: one board, read together, {reading.elapsed_ms:.0f} ms"
+        print("\n".join(lines) + (f"\n  overlay: {written}" if written else ""))
+    return 0 if all(p.read for p in both.photos) else 1
 
 
 def overlay_name(photo: str) -> str:

@@ -1,10 +1,11 @@
-"""`ttr score PHOTO [--game GAME.json] [--json]`: read a photo, then tally the game exactly.
+"""`ttr score PHOTO [PHOTO ...] [--game GAME.json] [--json]`: read a photo, then tally the game exactly.
 
 The game file (the `ttr tally` format) gives the variant, each player's tickets, name and
 score-track position. Routes in it are corrections: a track the file gives to a player is that
 player's, whatever the photo says (each track it changes is listed). Without a game file the photo
 is scored as a classic game with no tickets. The output is `ttr tally`'s, plus the reading
-(doubtful tracks listed so they can be checked).
+(doubtful tracks listed so they can be checked). Several photos are of one board, from other
+sides: they are read together into one reading (`vision.several`).
 
 A reading that breaks the rules (a player's spare cars on the board: more than 45 trains; one
 colour on both tracks of a double) is held to them by `scoring.review.hold_to_rules`, the rule the
@@ -28,10 +29,12 @@ from scoring.review import hold_to_rules
 from scoring.rules import PLAYER_COLORS
 from scoring.score import score_game
 from vision.read import Reader
+from vision.several import read_same_board
 
 
 def add_arguments(parser):
-    parser.add_argument("photo", metavar="PHOTO", help="a photo of the finished board")
+    parser.add_argument("photos", nargs="+", metavar="PHOTO",
+                        help="a photo of the finished board (several: the same board from other sides, read together)")
     parser.add_argument("--game", metavar="GAME.json",
                         help="variant, tickets and score-track positions (routes in it correct the photo)")
     parser.add_argument("--json", action="store_true", help="print the reading and the score sheet as JSON")
@@ -135,12 +138,17 @@ def run(args) -> int:
         calibration = load_calibration(args.calibration)
     # The photo is read as it is (up to the 48 cars a colour has in the box, like `ttr detect`);
     # then held to the rules by scoring.review, which says what it set aside and why.
-    reading = Reader(calibration).read_path(args.photo)
+    reader = Reader(calibration)
+    if len(args.photos) == 1:
+        reading, images = reader.read_path(args.photos[0]), args.photos[0]
+    else:
+        both = read_same_board(reader, args.photos)
+        reading, images = both.reading, " and ".join(p.image for p in both.photos if p.read)
     try:
         scored = game_from_reading(reading, game_data)
         sheet = score_game(scored.game)
     except TtrError as e:
-        raise TtrError(f"{e}, as read from {args.photo} (see it with `ttr detect --overlay DIR`)") from None
+        raise TtrError(f"{e}, as read from {images} (see it with `ttr detect --overlay DIR`)") from None
     tracks = load_board().tracks
     set_aside = [f"{track_label(tracks[s.track_id])}: {s.owner}: {s.reason}" for s in scored.review.set_aside]
     set_aside += [f"ticket {t.ticket[0]}-{t.ticket[1]}: {t.owner}: {t.reason}"
@@ -150,14 +158,14 @@ def run(args) -> int:
     doubtful = doubt_lines(reading)
     notes = marker_notes(scored, reading)
     if args.json:
-        out = {"image": args.photo, "reading": reading.to_dict(), "score": sheet.to_dict(),
+        out = {"image": images, "reading": reading.to_dict(), "score": sheet.to_dict(),
                "not_counted": set_aside, "corrected_by_game_file": corrected, "doubtful": doubtful,
                "score_track_mismatches": notes}
         json.dump(out, sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
         return 0
     sys.stdout.write(render_text(sheet, notes))
-    print(f"\nread from {args.photo} in {reading.elapsed_ms:.0f} ms")
+    print(f"\nread from {images} in {reading.elapsed_ms:.0f} ms")
     if set_aside:
         print("not counted, the rules forbid them (check these first):")
         for d in set_aside:
