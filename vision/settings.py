@@ -67,10 +67,6 @@ class SampleSettings:
     # a little off their space, and its printed outline is not its colour.
     inner: tuple[float, float] = (0.7, 0.35)
     inner_grid: tuple[int, int] = (17, 7)  # points over that part where a car's colour is measured
-    # Where a car is seen: its roof stands ~6 mm above the board and its side towards the camera
-    # fills the view below that, so what a photo shows of a car centres about 4 mm up. From ~70 cm
-    # that leans up to ~2.5 mm off the space at the board's edges (see rectify.camera_position).
-    car_seen_height_mm: float = 4.0
     # A car's colour is measured at 2 k + 1 places across its space (0: its middle), since hands lay
     # cars a few millimetres off their spaces' middles and the car's side turned from the light is dark.
     car_across_steps: int = 2
@@ -92,13 +88,9 @@ class ColourSettings:
     cover_penalty: float = 2.0  # log-likelihood cost of a car covering none of its space (linear)
     well_covered: float = 0.8  # spaces a car covers more of show the car's colour (they adapt it)
     # Glossy print catches the light: an empty space may look like its print mixed with white, up
-    # to this share, at this log-likelihood cost per unit share (cars too, see car_sheen).
+    # to this share, at this log-likelihood cost per unit share (a car too, under glare).
     max_glare: float = 0.35
     glare_penalty: float = 1.0
-    # Moulded cars have a sheen too: the tops of black cars under a broad window light show grey
-    # (L ~75 where the black print beside them measures 45). With it a car, like print, may look
-    # mixed with white on any space; without it only under glare.
-    car_sheen: bool = True
     learns_from_net: bool = True  # the net's first look joins in saying which spaces show print
     # Generic colours: cars are saturated moulded plastic (never measured from a photo); print is
     # the board's inks. The photo adapts both (`rounds`).

@@ -5,7 +5,7 @@ In:  a `vision.light.LitBoard` (the board flattened, its light evened out, its s
 Out: `SpaceSamples` (`sample_spaces`): per space, its square patch for the net (the space's long
      axis horizontal, its centre in the patch centre, a fixed number of millimetres across so cars
      keep one size, cut where a car on it is seen as the net was trained), its colour where it is
-     printed, and the colour at places across it where a car on it is seen.
+     printed, and the colour at places across it (a car lies anywhere across its space).
 
 `cut_spaces` and `crop_spaces` are the one way patches are cut: the reader, the calibration fit
 (`vision/calibrate.py`) and training (`models/train.py`) all use them, so a patch the net learnt
@@ -63,7 +63,7 @@ class SpaceSamples:
     printed: SpacePatches  # cut where each space is printed: its colour (median, spread, mean) and patch
     net_patches: np.ndarray  # (N, S, S, 3) the net's patches, where a car of its training height is seen
     net_offsets_px: np.ndarray  # (N, 1, 2) where those are, from the spaces
-    car_lab: np.ndarray  # (N, K, 3) mean Lab at K places across each space, where a car on it is seen
+    car_lab: np.ndarray  # (N, K, 3) mean Lab at K places across each space
 
     @property
     def track_ids(self) -> np.ndarray:
@@ -80,14 +80,13 @@ def sample_spaces(lit, geometry: CropGeometry, track_ids: np.ndarray, index: np.
     offsets = car_offsets_px(quads_mm, camera_mm, net_seen_height_mm, lit.px_per_mm)
     net_patches = printed.patches if not np.any(offsets) else cut_patches(
         lit.board, lit.quads_px + offsets, lit.px_per_mm, geometry)
-    shift = car_offsets_px(quads_mm, camera_mm, cfg.car_seen_height_mm, lit.px_per_mm)
     # A car lies anywhere across its space: its colour is measured at places across the space,
     # from its middle to where the measured strip meets the space's edge.
     across = space_normals_px(lit.quads_px)
     reach = 0.5 - cfg.inner[1] / 2
     space_width_mm = float(np.median(space_frames(quads_mm)[3]))
     steps = across_steps(reach * space_width_mm, seen_px_per_mm, cfg.car_across_steps)
-    car_lab = np.stack([inner_mean_lab(lit.board, lit.quads_px + shift + across * (reach * k / max(steps, 1)),
+    car_lab = np.stack([inner_mean_lab(lit.board, lit.quads_px + across * (reach * k / max(steps, 1)),
                                        cfg.inner, cfg.inner_grid)
                         for k in range(-steps, steps + 1)], axis=1)  # (N, 2 steps + 1, 3)
     return SpaceSamples(printed, net_patches, offsets, car_lab)

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,10 +12,10 @@ import pytest
 
 from app.cli import main as ttr
 from scoring.board import load_board
-from vision.synth.board_art import BOARD_MM, _space_frame
-from vision.synth.camera import random_camera, photograph
 from scoring.game import check_game
 from scoring.rules import TRAINS_PER_PLAYER
+from vision.synth.board_art import BOARD_MM, _space_frame
+from vision.synth.camera import photograph, random_camera
 from vision.synth.positions import random_position
 from vision.synth.render import default_model, game_dict, render_flat_board, render_photo
 from vision.synth.trains import PLASTIC_BGR

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from app.cli import main as ttr
+from app.commands import render as synth_cli
 from scoring.board import load_board
 from vision.synth import camera as cam
 from vision.synth import trains
-from app.commands import render as synth_cli
 from vision.synth.board_art import BOARD_MM
 from vision.synth.positions import random_position
 from vision.synth.render import render_photo

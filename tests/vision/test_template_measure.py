@@ -70,8 +70,8 @@ def _inset(quad: np.ndarray, by: float) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def measured():
-    from vision.measure import measure_template
     from calibration.template import load_template
+    from vision.measure import measure_template
 
     drawn = load_template()
     return drawn, measure_template(draw_board(drawn))
@@ -101,8 +101,8 @@ def test_measure_finds_cities_and_score_cells(measured):
 
 
 def test_measure_refuses_a_photo_of_the_wrong_shape():
-    from vision.measure import measure_template
     from scoring.errors import TtrError
+    from vision.measure import measure_template
 
     with pytest.raises(TtrError, match="795:525"):
         measure_template(np.zeros((1000, 1000, 3), np.uint8))

@@ -37,8 +37,8 @@ def _empty_track_ids(name: str) -> set[int]:
 
 
 def test_measure_reproduces_the_packaged_template():
-    from vision.measure import measure_template
     from calibration.template import load_template
+    from vision.measure import measure_template
 
     result = measure_template(_read("IMG_4048_blank_rectified.jpg"))
     packaged = load_template()
@@ -58,8 +58,8 @@ def test_measure_reproduces_the_packaged_template():
     ("IMG_4076_rectified.jpg", 1.5, 2.5),
 ])
 def test_template_lies_on_the_printed_spaces(name, median_mm, p95_mm):
-    from vision.measure.overlay import check_alignment
     from calibration.template import load_template
+    from vision.measure.overlay import check_alignment
 
     alignment = check_alignment(_read(name), load_template())
     use = np.isin(alignment.track_ids, sorted(_empty_track_ids(name)))

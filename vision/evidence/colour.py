@@ -52,7 +52,7 @@ class ColourModel:
         of what covers part of the space alone (the changed pixels against an empty view): there a
         car must show its own colour, not a mix with the print (a shadow is not part of a car).
         `glare` marks spaces under glare (`vision.light`): there a car too may be mixed with the
-        light's white (everywhere, with `car_sheen`), as print may everywhere, and the space says
+        light's white, as print may everywhere, and the space says
         nothing of the photo's print and car colours (they are not adapted on it). `other_ll`
         (N, 6), the other evidence on each space (the net's first look, a calibration's change),
         joins the colours in saying which spaces show print and which cars when the photo's colours
@@ -98,12 +98,11 @@ class ColourModel:
             t = ((lab_k[:, :, None, :] - empty[:, None, None, :]) * v).sum(-1) / np.maximum((v * v).sum(-1), 1e-6)
             t = np.clip(t, t_min[:, None, None], 1.0)  # (n, K, 5)
             point = empty[:, None, None, :] + t[..., None] * v
-            ag = np.zeros(t.shape)  # sheen or glare: the car (and the print it leaves) mixed with white
-            sheen = glared | cfg.car_sheen
-            if sheen.any():
-                gp = white - point[sheen]
-                ag[sheen] = np.clip(((lab_k[sheen][:, :, None, :] - point[sheen]) * gp).sum(-1)
-                                    / np.maximum((gp * gp).sum(-1), 1e-6), 0.0, cfg.max_glare)
+            ag = np.zeros(t.shape)  # glare: the car (and the print it leaves) mixed with white
+            if glared.any():
+                gp = white - point[glared]
+                ag[glared] = np.clip(((lab_k[glared][:, :, None, :] - point[glared]) * gp).sum(-1)
+                                     / np.maximum((gp * gp).sum(-1), 1e-6), 0.0, cfg.max_glare)
                 point = point + ag[..., None] * (white - point)
             ll_k = (_gauss_ll(lab_k[:, :, None, :], point, sig_c) - cfg.cover_penalty * (1 - t)
                     - cfg.glare_penalty * ag)
