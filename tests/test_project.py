@@ -130,3 +130,18 @@ def test_the_readmes_first_reading_prints_what_the_readme_shows():
         (head, sure, why), = re.findall(r"^(.*), (\d+)% sure: (.*)$", line)
         said = [re.findall(r", (\d+)% sure: ", p) for p in printed if p.startswith(head + ", ") and p.endswith(why)]
         assert said and said[0] and abs(int(said[0][0]) - int(sure)) <= 2, line
+
+
+def test_every_package_of_the_tree_is_installed():
+    """pyproject.toml lists the packages one by one (their names are generic): a package folder left
+    out installs without its modules, and an installed copy cannot import the reader."""
+    import tomllib
+
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+        listed = set(tomllib.load(f)["tool"]["setuptools"]["packages"])
+    found = set()
+    for top in PACKAGES:
+        for folder, _, files in os.walk(os.path.join(ROOT, top)):
+            if "__init__.py" in files and "__pycache__" not in folder:
+                found.add(os.path.relpath(folder, ROOT).replace(os.sep, "."))
+    assert found <= listed, sorted(found - listed)

@@ -102,10 +102,10 @@ def combine(reader: Reader, parts: list[PhotoPart]) -> SameBoardReading:
     read = [p for p in parts if p.read]
     if not read:
         raise TtrError("no photo could be read: " + "; ".join(f"{p.image}: {p.error}" for p in parts))
-    first = read[0]
     parts = [replace(p) for p in parts]  # the callers' parts stay as they were
+    first = next(p for p in parts if p.read)
     for p in parts:
-        if p.read and p.image != first.image:
+        if p.read and p is not first:
             differ = disagreeing_tracks(first.trace.tracks, p.trace.tracks, reader)
             if len(differ) > cfg.max_disagreeing:
                 shown = ", ".join(f"{t.a}-{t.b}" for t in differ[:3])
@@ -124,7 +124,7 @@ def combine(reader: Reader, parts: list[PhotoPart]) -> SameBoardReading:
     tracks = [_disagreement(t, [p.trace.tracks[t.track_id] for p in read]) for t in tracks]
     best = read[int(np.argmax(weights.sum(axis=1)))]
     base = best.trace.reading
-    warnings = [w for p in read for w in p.trace.view.warnings]
+    warnings = [f"{p.image}: {w}" if len(read) > 1 else w for p in read for w in p.trace.view.warnings]
     warnings += [f"{p.image}: not read with the others: {p.error}" for p in parts if not p.read]
     warnings += doubt_warnings(tracks, reader.settings.doubt)
     reading = Reading(image=base.image, location=base.location, tracks=tracks, flattened=base.flattened,
@@ -153,9 +153,13 @@ def disagreeing_tracks(a: list[TrackReading], b: list[TrackReading], reader: Rea
 
 def _disagreement(track: TrackReading, seen: list[TrackReading]) -> TrackReading:
     """The combined reading of a track, doubtful where a photo sure of its own reading reads it
-    otherwise (where the photos that are sure agree with it, they settle the others' doubts)."""
+    otherwise (where the photos that are sure agree with it, they settle the others' doubts). Its
+    confidence is then the photos' mean chance for the owner read: each photo gives it its own
+    confidence where it read that owner, else what its confidence leaves over."""
     sure = {t.owner for t in seen if not t.doubtful}
     if not sure or sure == {track.owner}:
         return track
     said = " in one, ".join("nobody" if o is None else f"{o} cars" for o in sorted({t.owner for t in seen}, key=str))
-    return replace(track, doubtful=True, reason=f"the photos disagree: {said} in the other")
+    chance = float(np.mean([t.confidence if t.owner == track.owner else 1.0 - t.confidence for t in seen]))
+    return replace(track, doubtful=True, confidence=min(track.confidence, chance),
+                   reason=f"the photos disagree: {said} in the other")
