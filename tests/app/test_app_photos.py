@@ -24,7 +24,7 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from app import state as S  # noqa: E402
 from app.history import History, photo_digest  # noqa: E402
-from app.launch import PAGE  # noqa: E402
+from app.launch import MAX_UPLOAD_MB, PAGE  # noqa: E402
 from scoring.board import load_board  # noqa: E402
 from scoring.rules import PLAYER_COLORS  # noqa: E402
 from vision.read import Reader  # noqa: E402
@@ -110,6 +110,7 @@ def test_a_second_photo_is_read_with_the_first_and_the_page_says_what_it_changed
     at.button(key="example").click().run()
     before = at.session_state["photo_check"]
     assert seen(before) == seen(library.alone("board.jpg"))
+    assert at.file_uploader(key="more_photo").proto.max_upload_size_mb == MAX_UPLOAD_MB  # (the browser's limit)
     add(at, "side.jpg", board_photos.side)
 
     want = library.together("board.jpg", "side.jpg")
@@ -177,6 +178,7 @@ def test_a_photo_of_another_game_is_refused_and_everything_entered_is_kept(board
         ("other.jpg", board_photos.other.read_bytes(), "other.jpg: it shows another game position than board.jpg ("),
         ("wall.png", wall.tobytes(), "wall.png: no Ticket to Ride board found"),
         ("again.jpg", EXAMPLE.read_bytes(), "again.jpg is the same photo as board.jpg"),
+        ("huge.jpg", b"\xff" * (MAX_UPLOAD_MB * 1024 * 1024 + 1), f"photos up to {MAX_UPLOAD_MB} MB are read"),
     ]
     for name, data, said in refusals:
         add(at, name, data)
@@ -224,11 +226,13 @@ def test_a_reload_keeps_both_photos_and_a_photo_added_after_it_reads_only_what_i
     game = at.query_params["game"]
     summary = at.success[0].value
     owners = at.session_state["owners"]
+    board_shown = at.session_state["photo_check"].board_jpeg
 
     again = start(game)  # a reload: a new session
     assert len(read) == 2  # the reading comes back as saved, nothing read
     assert seen(again.session_state["photo_check"]) == seen(library.together("board.jpg", "side.jpg"))
     assert again.session_state["owners"] == owners
+    assert again.session_state["photo_check"].board_jpeg == board_shown  # the board as the photos' best shows it
     assert [p.name for p in again.session_state["photos"]] == ["board.jpg", "side.jpg"]
     assert "2 photos read together (board.jpg, side.jpg)" in texts(again.success)
     assert again.success[0].value == summary  # (what the photo changed was said once, in its session)
