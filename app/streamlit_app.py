@@ -705,7 +705,8 @@ def another_photo(kept: list[KeptPhoto]) -> None:
         st.caption("To add a photo of this board from another side, read its first photo again above "
                    "(this game was saved without it).")
         return
-    with st.expander("Add a photo of this board from another side", icon=":material/add_a_photo:"):
+    with st.container(key="more_photos"), st.expander("Add a photo of this board from another side",
+                                                      icon=":material/add_a_photo:"):
         st.caption("A photo from the other side of the table sees what this one could not (a low angle, "
                    "glare). Each photo is read on its own, then all together: the doubts it settles go, and a "
                    "track the photos read differently is marked ?. Photos of this board: "
@@ -758,10 +759,16 @@ with st.container(key="row_photo"):
 if ss.get("use_camera"):
     st.camera_input("Take a photo from above, the whole board in view", key="camera",
                     on_change=take_photo, args=("camera",))
-if ss.get("photo_in"):
-    read_photo(*ss.pop("photo_in"))
-if ss.get("more_in"):
-    add_photo(*ss.pop("more_in"))
+# A photo taken is let go once it is read: a tap while it is being read stops this run at its next
+# element (Streamlit's control exceptions are not Exceptions), and the next run reads it again.
+for _taken, _read in (("photo_in", read_photo), ("more_in", add_photo)):
+    if ss.get(_taken):
+        try:
+            _read(*ss[_taken])
+        except Exception:  # (a bug: shown once, not on every run after)
+            del ss[_taken]
+            raise
+        del ss[_taken]
 if ss.get("photo_error"):
     st.error(ss["photo_error"], icon=":material/error:")
 if ss.get("photo_note"):

@@ -20,6 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as hs
 
 pytest.importorskip("streamlit")
+from streamlit.runtime.scriptrunner_utils.exceptions import RerunException  # noqa: E402
+from streamlit.runtime.scriptrunner_utils.script_requests import RerunData  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from app import state as S  # noqa: E402
@@ -354,3 +356,24 @@ def test_history_keeps_a_games_photos_in_order_and_deletes_them_with_it(db):
     assert [p.name for p in hist.photos("g1")] == ["d.jpg"]
     assert hist.delete("g1")
     assert hist.photos("g1") == [] and [p.name for p in hist.photos("g2")] == ["c.jpg"]
+
+
+def test_a_photo_being_read_when_the_run_is_stopped_is_read_in_the_next(board_photos, library, monkeypatch):
+    """A tap while a photo is read stops the run (Streamlit raises its rerun exception at the next
+    element); the photo is read in the run after, not lost."""
+    trace_path = Reader.trace_path
+    stopped = []
+
+    def stopped_once(self, path):
+        if not stopped:
+            stopped.append(path)
+            raise RerunException(RerunData())
+        return trace_path(self, path)
+
+    at = start()
+    at.button(key="example").click().run()
+    monkeypatch.setattr(Reader, "trace_path", stopped_once)
+    add(at, "side.jpg", board_photos.side)
+    assert stopped
+    assert [p.name for p in at.session_state["photos"]] == ["board.jpg", "side.jpg"]
+    assert at.session_state["owners"] == library.together("board.jpg", "side.jpg").owners()

@@ -534,6 +534,30 @@ def both_photos(board_photos):
     return S.photo_check(combine(reader, parts).reading)
 
 
+def add_another_photo(page, path: Path) -> None:
+    """Open "Add a photo of this board from another side" (it folds as the page changes), choose
+    a file there, and wait until it is sent."""
+    more = page.locator(".st-key-more_photos")
+    if more.locator("details").get_attribute("open") is None:
+        more.locator("summary").click()
+    uploader = page.locator(".st-key-more_photo")
+    expect(uploader).to_be_visible(timeout=30_000)
+    settle(page)
+    uploader.locator('input[type="file"]').set_input_files(str(path))
+    expect(uploader).to_contain_text(path.name, timeout=60_000)
+
+
+def wait_for_alert(page, text: str, timeout_ms: int = 120_000):
+    """The message that says `text`, once shown (failing, what the page says instead)."""
+    alert = page.get_by_test_id("stAlert").filter(has_text=text)
+    try:
+        alert.wait_for(timeout=timeout_ms)
+    except playwright.Error:
+        said = page.get_by_test_id("stAlert").all_inner_texts() + page.get_by_test_id("stException").all_inner_texts()
+        pytest.fail(f"no message {text!r}; the page says: {said}")
+    return alert
+
+
 @pytest.mark.parametrize("size", [PHONE, DESKTOP], ids=["phone", "desktop"])
 def test_a_photo_from_another_side_another_game_refused_and_a_reload(server, browser, reading, board_photos,
                                                                      both_photos, shots, size):
@@ -541,15 +565,12 @@ def test_a_photo_from_another_side_another_game_refused_and_a_reload(server, bro
     new_game_with_the_example(page, server, size)
     first = S.photo_check(reading)
     # under the reading: add a photo of this board from another side (folded: the board stays in view)
-    more = page.get_by_test_id("stExpander").filter(has_text="Add a photo of this board from another side")
-    expect(more).to_be_visible()
+    more = page.locator(".st-key-more_photos")
+    expect(more).to_contain_text("Add a photo of this board from another side")
     if size is PHONE:
         assert board_image(page)[0].bounding_box()["y"] < PHONE["height"] - 100
-    more.locator("summary").click()
-    settle(page)
-    more.locator('input[type="file"]').set_input_files(str(board_photos.side))
-    summary = page.get_by_test_id("stAlert").filter(has_text="2 photos read together (board.jpg, side.jpg)")
-    summary.wait_for(timeout=120_000)
+    add_another_photo(page, board_photos.side)
+    summary = wait_for_alert(page, "2 photos read together (board.jpg, side.jpg)")
     settle(page)
     want = both_photos
     news = S.photo_news(S.TableState(), first, want, "side.jpg")
@@ -569,9 +590,8 @@ def test_a_photo_from_another_side_another_game_refused_and_a_reload(server, bro
         assert widest <= PHONE["width"] + 1, widest
 
     # a photo of another game: refused, said why, and the game as it was
-    more.locator('input[type="file"]').set_input_files(str(board_photos.other))
-    refused = page.get_by_test_id("stAlert").filter(has_text="other.jpg: it shows another game position than board.jpg")
-    refused.wait_for(timeout=120_000)
+    add_another_photo(page, board_photos.other)
+    refused = wait_for_alert(page, "other.jpg: it shows another game position than board.jpg")
     settle(page)
     expect(refused).to_contain_text("The game is as it was.")
     expect(summary).to_be_visible()
