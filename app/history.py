@@ -12,11 +12,14 @@ changed last. The ttr server runs on the players' own computer, so "this device"
 and every browser that opens it; each game has its own id, and "New game" starts another.
 
 A row holds the page's state (`app.state.TableState` and `PhotoCheck` as JSON), and, once the
-game is scored, its summary (variant, players, totals, winners) for the list. The names last
-given to each train colour are kept too, and a new game starts with them.
+game is scored, its summary (variant, players, totals, winners) for the list. The photos of the
+game's board are kept beside it, each file as it was sent, in the order they were added (a photo
+added after a reload is read together with them). The names last given to each train colour are
+kept too, and a new game starts with them.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
@@ -39,6 +42,14 @@ CREATE TABLE IF NOT EXISTS games (
   summary TEXT                  -- JSON: variant, players [{color, name, total}], winners; NULL until scored
 );
 CREATE INDEX IF NOT EXISTS games_updated ON games(updated);
+CREATE TABLE IF NOT EXISTS photos (  -- the photos of a game's board, in the order they were added
+  game TEXT NOT NULL,
+  n INTEGER NOT NULL,
+  name TEXT NOT NULL,           -- as the page names it (unique in its game)
+  digest TEXT NOT NULL,         -- SHA-256 of the file: the same photo is not added twice
+  data BLOB NOT NULL,           -- the file as sent, read again when a photo is added after a reload
+  PRIMARY KEY (game, n)
+);
 CREATE TABLE IF NOT EXISTS names (  -- the name last given to each train colour, for the next game
   color TEXT PRIMARY KEY,
   name TEXT NOT NULL
@@ -113,6 +124,18 @@ class SavedGame:
         return out
 
 
+@dataclass(frozen=True)
+class KeptPhoto:
+    """A photo of a game's board, as the page lists it (its file stays in the database)."""
+
+    name: str
+    digest: str  # `photo_digest` of its file
+
+
+def photo_digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
 def _iso(t: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(t))
 
@@ -184,9 +207,40 @@ class History:
         con.close()
         return dict(rows)
 
+    def set_photos(self, game_id: str, photos: list[tuple[str, bytes]]) -> None:
+        """The game's photos become `photos` ((name, file) in order; none: the game has no photo)."""
+        with self._connect() as con:
+            con.execute("DELETE FROM photos WHERE game = ?", (game_id,))
+            con.executemany("INSERT INTO photos(game, n, name, digest, data) VALUES (?, ?, ?, ?, ?)",
+                            [(game_id, n, name, photo_digest(data), data) for n, (name, data) in enumerate(photos)])
+        con.close()
+
+    def add_photo(self, game_id: str, name: str, data: bytes) -> None:
+        """Another photo of the game's board, after those it has."""
+        with self._connect() as con:
+            con.execute("INSERT INTO photos(game, n, name, digest, data) VALUES "
+                        "(?, (SELECT COALESCE(MAX(n) + 1, 0) FROM photos WHERE game = ?), ?, ?, ?)",
+                        (game_id, game_id, name, photo_digest(data), data))
+        con.close()
+
+    def photos(self, game_id: str) -> list[KeptPhoto]:
+        """The game's photos, in the order they were added (without their files)."""
+        with self._connect() as con:
+            rows = con.execute("SELECT name, digest FROM photos WHERE game = ? ORDER BY n", (game_id,)).fetchall()
+        con.close()
+        return [KeptPhoto(*r) for r in rows]
+
+    def photo_files(self, game_id: str) -> dict[str, bytes]:
+        """Each photo's file, by name."""
+        with self._connect() as con:
+            rows = con.execute("SELECT name, data FROM photos WHERE game = ?", (game_id,)).fetchall()
+        con.close()
+        return dict(rows)
+
     def delete(self, game_id: str) -> bool:
         with self._connect() as con:
             n = con.execute("DELETE FROM games WHERE id = ?", (game_id,)).rowcount
+            con.execute("DELETE FROM photos WHERE game = ?", (game_id,))
         con.close()
         return bool(n)
 

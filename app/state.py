@@ -439,6 +439,105 @@ def switch_variant(tab: TableState, variant: str) -> dict[str, list[str]]:
 
 
 # ---------------------------------------------------------------------------------------------
+# Another photo of the same board (read together with the game's others: `vision.several`)
+
+def photo_name(name: str, taken: Iterable[str]) -> str:
+    """The name a photo goes by in its game: its file's, with " (2)", " (3)", ... where another
+    photo of the game has that name already (a phone names every camera photo alike)."""
+    taken = set(taken)
+    if name not in taken:
+        return name
+    stem, dot, ext = name.rpartition(".")
+    if not stem:
+        stem, dot, ext = name, "", ""
+    n = 2
+    while f"{stem} ({n}){dot}{ext}" in taken:
+        n += 1
+    return f"{stem} ({n}){dot}{ext}"
+
+
+def set_by_person(tab: TableState) -> set[int]:
+    """The tracks a person decided: corrected (an undo step) or found right as read."""
+    return {s.track_id for s in tab.steps} | set(tab.checked)
+
+
+@dataclass(frozen=True)
+class PhotoNews:
+    """What a photo added to the game changed in its reading (track ids, in track order)."""
+
+    photo: str  # the photo added
+    settled: tuple[int, ...]  # tracks the reading doubted and now does not
+    doubts: tuple[int, ...]  # tracks it doubts now and did not before ("the photos disagree", most often)
+    changed: tuple[int, ...]  # other tracks now read with another owner
+    kept: tuple[int, ...]  # tracks a person set that the photos now read otherwise: they stay as set
+
+
+def photo_news(tab: TableState, before: PhotoCheck, after: PhotoCheck, photo: str) -> PhotoNews:
+    """Compare the game's reading before and after a photo was added (call before `take_reading`)."""
+    was, now = before.tracks, after.tracks
+    settled = tuple(t.track_id for t in now if was[t.track_id].doubtful and not t.doubtful)
+    doubts = tuple(t.track_id for t in now if t.doubtful and not was[t.track_id].doubtful)
+    mine = set_by_person(tab)
+    kept = tuple(t.track_id for t in now if t.track_id in mine and t.owner != was[t.track_id].owner
+                 and tab.owners.get(t.track_id) != t.owner)
+    changed = tuple(t.track_id for t in now if t.owner != was[t.track_id].owner
+                    and t.track_id not in settled + doubts + kept)
+    return PhotoNews(photo, settled, doubts, changed, kept)
+
+
+def take_reading(tab: TableState, after: PhotoCheck) -> None:
+    """The game's reading becomes `after` (the reading of all its photos): a track a person set
+    (corrected, or found right as read) stays as they set it, every other track takes the owner
+    read now. The undo steps stay, each track's first one now going back to the owner read now;
+    a step that no longer changes anything goes."""
+    mine = set_by_person(tab)
+    for t in after.tracks:
+        if t.track_id not in mine:
+            tab.owners[t.track_id] = t.owner
+    seen: set[int] = set()
+    steps = []
+    for s in tab.steps:
+        if s.track_id not in seen:
+            seen.add(s.track_id)
+            s = replace(s, before=after.tracks[s.track_id].owner)
+            if s.before == s.after:
+                continue
+        steps.append(s)
+    tab.steps[:] = steps
+
+
+def _tracks_said(ids: Iterable[int], say, sep: str = "; ") -> str:
+    return sep.join(f"{track_label(load_board().tracks[i])}: {say(i)}" for i in ids)
+
+
+def _n(n: int, thing: str) -> str:
+    return f"{n} {thing}{'' if n == 1 else 's'}"
+
+
+def news_texts(news: PhotoNews, after: PhotoCheck, tab: TableState) -> list[tuple[str, str]]:
+    """What the page says of a photo added, as (kind, text), kind one of "settled", "doubts",
+    "changed", "kept", or "same" when the photo changes nothing."""
+    now = after.tracks
+    out = []
+    if news.settled:
+        out.append(("settled", f"The new photo ({news.photo}) settles {_n(len(news.settled), 'track')}: "
+                    + _tracks_said(news.settled, lambda i: who(now[i].owner)) + "."))
+    if news.doubts:
+        out.append(("doubts", f"The new photo ({news.photo}) brings {_n(len(news.doubts), 'new doubt')}, "
+                    "marked ? to check: " + _tracks_said(news.doubts, lambda i: now[i].reason, " ")))
+    if news.changed:
+        out.append(("changed", f"The new photo ({news.photo}) reads {_n(len(news.changed), 'track')} otherwise: "
+                    + _tracks_said(news.changed, lambda i: f"now {who(now[i].owner)}") + "."))
+    if news.kept:
+        out.append(("kept", "Kept as you set " + ("it" if len(news.kept) == 1 else "them") + ", though the photos "
+                    "now read otherwise: " + _tracks_said(
+                        news.kept, lambda i: f"yours {who(tab.owners.get(i))}, the photos {who(now[i].owner)}") + "."))
+    if not out:
+        out.append(("same", f"The new photo ({news.photo}) reads the board as it was read: nothing changes."))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
 # The score track as a check on the reading
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """ttr's page: photograph a finished board, check and correct what was read, score the game.
 
 Run with `ttr app` (served to the table's phones behind a secret, `app/launch.py`) or `streamlit
-run app/streamlit_app.py`. Phone first, top to bottom: the photo (camera, upload, the example),
+run app/streamlit_app.py`. Phone first, top to bottom: the photo (camera, upload, the example; then,
+if wanted, more photos of the board from other sides, read together with it),
 the board to check (beside the track list on a wide screen: the tracks to check marked "?", each
 with its reason in one line, and how many are left; a picked track zoomed, unpainted, beside the
 photo of it as taken; tap an owner to fix; undo one step at a time), players (names, remembered
@@ -17,7 +18,13 @@ Session state (plain values, kept across reruns):
   owners                track id -> player colour, after corrections
   steps                 `app.state.Step` list: owner changes, for undo one at a time
   checked               doubtful track ids a person found right as read
-  photo_check           the last photo's `app.state.PhotoCheck` (None: a drawn board)
+  photo_check           the reading's `app.state.PhotoCheck`, of all the game's photos (None: a drawn board)
+  photos                the game's photos (`app.history.KeptPhoto`), in the order added; their files
+                        are kept with the game in `app.history`
+  traces                photo name -> (`vision.read.ReadingTrace`, board as taken, JPEG): each photo's
+                        own reading, kept for this session only (a cache, not the game: see add_photo)
+  photo_news            what the photo added last changed, as `app.state.news_texts` says it
+  more_error            why the photo offered last was not added
   set_aside_tickets     colour -> ticket keys a variant switch set aside
   to_check              the tracks to check, in order, as last shown (for "next")
   view_shown            the view of the board last shown (kept when its button is tapped again)
@@ -26,7 +33,7 @@ Session state (plain values, kept across reruns):
   delete_asked          the saved game whose Delete waits for a yes
   pending               widget values to set before the widgets are drawn on the next run
 Widget keys: variant, ticket_values, players, name_<c>, tickets_<c>, marker_<c>, photo,
-camera, use_camera, example, by_hand, new_game, zoom, board_click, sel_track, owner_pick,
+camera, use_camera, example, by_hand, more_photo, more_use_camera, more_camera, new_game, zoom, board_click, sel_track, owner_pick,
 next_check, mark_right, undo, undo_all, fix_<c>_<n>, check_aside, path_pick, share_picture,
 share_text, dl_json, dl_csv, open_<id>, delete_<id>, delete_yes, delete_no, restore,
 calib_photos, calibrate, forget_calibration.
@@ -63,7 +70,7 @@ from app.draw import (  # noqa: E402
     track_photo_window,
     track_window,
 )
-from app.history import GameSummary, History, new_id  # noqa: E402
+from app.history import GameSummary, History, KeptPhoto, new_id, photo_digest  # noqa: E402
 from app.launch import MAX_UPLOAD_MB  # noqa: E402
 from calibration.user import load_calibration  # noqa: E402
 from scoring.board import load_board  # noqa: E402
@@ -71,8 +78,9 @@ from scoring.errors import TtrError  # noqa: E402
 from scoring.rules import PLAYER_COLORS, VARIANTS  # noqa: E402
 from vision.calibrate import fit_calibration  # noqa: E402
 from vision.palette import PLAYER_CSS, PLAYER_INK  # noqa: E402
-from vision.read import Reader  # noqa: E402
+from vision.read import Reader, ReadingTrace  # noqa: E402
 from vision.reading import DOUBTFUL_TRACKS  # noqa: E402
+from vision.several import PhotoPart, combine  # noqa: E402
 
 # The bundled example: examples/ in a checkout; installed, it ships as app/examples (pyproject).
 EXAMPLE = next((p for p in (ROOT / "examples" / "board.jpg", Path(__file__).parent / "examples" / "board.jpg")
@@ -159,7 +167,7 @@ def table() -> S.TableState:
         set_aside_tickets=ss["set_aside_tickets"])
 
 
-def show_table(tab: S.TableState, photo: S.PhotoCheck | None) -> None:
+def show_table(tab: S.TableState, photo: S.PhotoCheck | None, photos: list[KeptPhoto] = ()) -> None:
     """Put a game on the page (call before the widgets are drawn: at the top, or in a callback)."""
     ss["variant"] = tab.variant
     ss["ticket_values"] = tab.ticket_values
@@ -173,6 +181,10 @@ def show_table(tab: S.TableState, photo: S.PhotoCheck | None) -> None:
     ss["checked"] = list(tab.checked)
     ss["set_aside_tickets"] = {c: list(v) for c, v in tab.set_aside_tickets.items()}
     ss["photo_check"] = photo
+    ss["photos"] = list(photos)
+    ss["traces"] = {}
+    ss["photo_news"] = []
+    ss["more_error"] = None
     ss["variant_was"] = tab.variant
     ss["sel_track"] = None
     ss["zoom"] = "whole"
@@ -188,7 +200,7 @@ def open_game(game_id: str) -> bool:
     tab = S.TableState.from_json(saved.state["table"])
     photo = (S.PhotoCheck.from_json(saved.state["photo"], saved.photo or b"")
              if saved.state.get("photo") else None)
-    show_table(tab, photo)
+    show_table(tab, photo, history().photos(game_id) if photo else [])
     ss["game_id"] = game_id
     ss["saved_state"] = json.dumps(saved.state, sort_keys=True)
     return True
@@ -245,6 +257,8 @@ if "game_id" not in ss:  # a new session (first visit, reload, browser restart):
     ss.setdefault("checked", [])
     ss.setdefault("set_aside_tickets", {})
     ss.setdefault("photo_check", None)
+    ss.setdefault("photos", [])
+    ss.setdefault("traces", {})
     ss["remembered"] = history().names()
     wanted = st.query_params.get("game")
     latest = None if wanted else history().latest()
@@ -303,51 +317,130 @@ def saved_calibration() -> str | None:
     return str(CALIBRATION_DIR) if (CALIBRATION_DIR / "calibration.json").exists() else None
 
 
-def read_photo(name: str, data: bytes) -> None:
-    """Read `data` and put its tracks on the page; a bad photo leaves everything as it was."""
-    ss["photo_error"] = None
+def too_big(name: str, data: bytes) -> str | None:
     if len(data) > MAX_UPLOAD_MB * 1024 * 1024:
-        ss["photo_error"] = (f"{name} is {len(data) / 1024 / 1024:.0f} MB; photos up to "
-                             f"{MAX_UPLOAD_MB} MB are read. Send a smaller copy (any phone photo fits).")
+        return (f"{name} is {len(data) / 1024 / 1024:.0f} MB; photos up to {MAX_UPLOAD_MB} MB are read. "
+                "Send a smaller copy (any phone photo fits).")
+    return None
+
+
+def read_file(name: str, data: bytes) -> tuple[ReadingTrace, bytes]:
+    """One photo read on its own: every stage's result (`Reader.trace_path`), named `name`, and
+    its board as taken (JPEG). Raises TtrError, its message naming the photo as the person does."""
+    # The reader's own file path (EXIF, a big JPEG decoded reduced) is used as it is, from a
+    # temporary copy; its messages name that copy, so the person's file name is put back.
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / ("photo" + (Path(name).suffix.lower() or ".jpg"))
+        path.write_bytes(data)
+        try:
+            trace = reader(saved_calibration()).trace_path(str(path))
+        except TtrError as e:
+            msg = str(e).replace(str(path), name)
+            raise TtrError(msg if msg.startswith(name) else f"{name}: {msg}") from None
+        as_taken = S.board_as_taken(str(path), trace.reading)
+    trace.reading.image = name
+    return trace, cv2.imencode(".jpg", as_taken, [cv2.IMWRITE_JPEG_QUALITY, 88])[1].tobytes()
+
+
+def players_from_board() -> None:
+    """The players are the colours on the board, and anyone already given a ticket, a marker or
+    a name typed in this game (the widgets showing them are drawn further down this same run)."""
+    typed = typed_names(table())
+    entered = {c for c in ss["players"] if c in typed or ss.get(f"tickets_{c}") or ss.get(f"marker_{c}") is not None}
+    players = S.sort_players({o for o in ss["owners"].values() if o} | entered)
+    if len(players) >= 2 and players != S.sort_players(ss["players"]):
+        ss["players"] = players
+
+
+def read_photo(name: str, data: bytes) -> None:
+    """Read `data` and put its tracks on the page, the game's one photo now; a bad photo leaves
+    everything as it was."""
+    ss["photo_error"] = too_big(name, data)
+    if ss["photo_error"]:
         return
     with st.status(f"Reading {name}…", expanded=False) as status:
-        # The reader's own file path (EXIF, a big JPEG decoded reduced) is used as it is, from a
-        # temporary copy; its messages name that copy, so the person's file name is put back.
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / ("photo" + (Path(name).suffix.lower() or ".jpg"))
-            path.write_bytes(data)
-            try:
-                reading = reader(saved_calibration()).read_path(str(path))
-            except TtrError as e:
-                status.update(label=f"Could not read {name}", state="error", expanded=False)
-                msg = str(e).replace(str(path), name)
-                ss["photo_error"] = msg if msg.startswith(name) else f"{name}: {msg}"
-                return
-            as_taken = S.board_as_taken(str(path), reading)
-        reading.image = name
-        photo = S.photo_check(reading, cv2.imencode(".jpg", as_taken, [cv2.IMWRITE_JPEG_QUALITY, 88])[1].tobytes())
+        try:
+            trace, board_jpeg = read_file(name, data)
+        except TtrError as e:
+            status.update(label=f"Could not read {name}", state="error", expanded=False)
+            ss["photo_error"] = str(e)
+            return
+        photo = S.photo_check(trace.reading, board_jpeg)
         status.update(label=f"Read {name}", state="complete")
+    history().set_photos(ss["game_id"], [(name, data)])
+    ss["photos"] = [KeptPhoto(name, photo_digest(data))]
+    ss["traces"] = {name: (trace, board_jpeg)}
+    ss["photo_news"] = []
+    ss["more_error"] = None
     ss["photo_check"] = photo
     ss["photo_dirty"] = True
     ss["owners"] = photo.owners()
     ss["steps"] = []
     ss["checked"] = []
-    # The players are the colours on the board, and anyone already given a ticket, a marker or
-    # a name typed in this game.
-    typed = typed_names(table())
-    entered = {c for c in ss["players"] if c in typed or ss.get(f"tickets_{c}") or ss.get(f"marker_{c}") is not None}
-    players = S.sort_players({o for o in ss["owners"].values() if o} | entered)
-    # (the widgets showing these are drawn further down this same run: no rerun needed)
     ss["sel_track"] = None
     ss["zoom"] = "whole"
-    if len(players) >= 2 and players != S.sort_players(ss["players"]):
-        ss["players"] = players
+    players_from_board()
 
 
-def take_photo(widget_key: str) -> None:
+def add_photo(name: str, data: bytes) -> None:
+    """Another photo of the game's board: read on its own, then with the game's photos, and the
+    game's reading becomes theirs (what a person set stays as set). A photo of another board or
+    position, or one that cannot be read, is refused and the game stays as it was."""
+    ss["more_error"] = too_big(name, data)
+    before, kept = ss["photo_check"], ss["photos"]
+    if ss["more_error"] or before is None or not kept:
+        return
+    name = S.photo_name(name, [p.name for p in kept])
+    digest = photo_digest(data)
+    same = next((p.name for p in kept if p.digest == digest), None)
+    if same:
+        ss["more_error"] = f"{name} is the same photo as {same}: take one from another side of the table."
+        return
+    traces = ss["traces"]
+    with st.status(f"Reading {name} with {', '.join(p.name for p in kept)}…", expanded=False) as status:
+        try:
+            # Speed: each photo's own reading (its trace) stays in this session, so a photo added
+            # costs its own reading and the combining (milliseconds), never the others' again.
+            # After a reload the session starts without them: the photos missing are read again,
+            # once, from their files kept with the game.
+            missing = [p.name for p in kept if p.name not in traces]
+            files = history().photo_files(ss["game_id"]) if missing else {}
+            for m in missing:
+                if m not in files:
+                    raise TtrError(f"{m} is not kept with this game: read the board's photo again above")
+                traces[m] = read_file(m, files[m])
+            added = read_file(name, data)
+        except TtrError as e:
+            status.update(label=f"Could not add {name}", state="error", expanded=False)
+            ss["more_error"] = str(e)
+            return
+        boards = {n: board for n, (_, board) in traces.items()} | {name: added[1]}
+        together = combine(reader(saved_calibration()),
+                           [PhotoPart(p.name, traces[p.name][0]) for p in kept] + [PhotoPart(name, added[0])])
+        refused = [p for p in together.photos if not p.read]
+        if refused:
+            status.update(label=f"{name} not added", state="error", expanded=False)
+            ss["more_error"] = " ".join(f"{p.image}: {p.error}." for p in refused)  # (another position)
+            return
+        after = S.photo_check(together.reading, boards[together.reading.image])
+        status.update(label=f"Read {name} with the other photos", state="complete")
+    traces[name] = added
+    history().add_photo(ss["game_id"], name, data)
+    ss["photos"] = kept + [KeptPhoto(name, digest)]
+    tab = table()
+    news = S.photo_news(tab, before, after, name)
+    S.take_reading(tab, after)
+    ss["owners"], ss["steps"] = tab.owners, tab.steps
+    ss["photo_news"] = S.news_texts(news, after, tab)
+    ss["photo_check"] = after
+    ss["photo_dirty"] = bool(ss.get("photo_dirty")) or after.board_jpeg != before.board_jpeg
+    players_from_board()
+
+
+def take_photo(widget_key: str, into: str = "photo_in") -> None:
     f = ss.get(widget_key)
     if f is not None:
-        ss["photo_in"] = (f.name, f.getvalue())
+        ss[into] = (f.name, f.getvalue())
 
 
 def take_example() -> None:
@@ -572,6 +665,7 @@ def restore_game() -> None:
         return
     ss["restore_error"] = ss["photo_error"] = None
     show_table(restored, None)
+    history().set_photos(ss["game_id"], [])
     ss["photo_dirty"] = True
     ss["photo_note"] = f"Restored {f.name}: the board below is drawn, not photographed."
 
@@ -604,6 +698,38 @@ def results_picture(scene, owners: dict, paths: dict, rows: list, title: str):
     return cv2.imencode(".jpg", draw_results(board_drawn, rows, title), [cv2.IMWRITE_JPEG_QUALITY, 88])[1].tobytes()
 
 
+def another_photo(kept: list[KeptPhoto]) -> None:
+    """Under the reading: add a photo of the board from another side (camera or file), what the
+    last one added changed, or why it was not added."""
+    if not kept:  # (a game saved before its photos were kept with it)
+        st.caption("To add a photo of this board from another side, read its first photo again above "
+                   "(this game was saved without it).")
+        return
+    with st.container(key="more_photos"), st.expander("Add a photo of this board from another side",
+                                                      icon=":material/add_a_photo:"):
+        st.caption("A photo from the other side of the table sees what this one could not (a low angle, "
+                   "glare). Each photo is read on its own, then all together: the doubts it settles go, and a "
+                   "track the photos read differently is marked ?. Photos of this board: "
+                   + ", ".join(p.name for p in kept) + ".")
+        st.file_uploader("Another photo of this board", key="more_photo",
+                         type=["jpg", "jpeg", "png", "webp", "heic", "heif"], on_change=take_photo,
+                         args=("more_photo", "more_in"), max_upload_size=MAX_UPLOAD_MB)
+        st.toggle("Camera", key="more_use_camera", help="Take the photo here, in the page")
+        if ss.get("more_use_camera"):
+            st.camera_input("Take a photo from another side, the whole board in view", key="more_camera",
+                            on_change=take_photo, args=("more_camera", "more_in"))
+    if ss.get("more_error"):
+        said = ss["more_error"].rstrip()
+        st.error(said + ("" if said.endswith((".", "?", "!")) else ".") + " The game is as it was.",
+                 icon=":material/error:")
+    shown = {"settled": (st.success, ":material/task_alt:"), "doubts": (st.warning, ":material/help:"),
+             "kept": (st.warning, ":material/person:"), "changed": (st.info, ":material/swap_horiz:"),
+             "same": (st.info, ":material/check:")}
+    for kind, text in ss.get("photo_news") or []:
+        show, icon = shown[kind]
+        show(text, icon=icon)
+
+
 # =============================================================================================
 # The page
 
@@ -633,8 +759,16 @@ with st.container(key="row_photo"):
 if ss.get("use_camera"):
     st.camera_input("Take a photo from above, the whole board in view", key="camera",
                     on_change=take_photo, args=("camera",))
-if ss.get("photo_in"):
-    read_photo(*ss.pop("photo_in"))
+# A photo taken is let go once it is read: a tap while it is being read stops this run at its next
+# element (Streamlit's control exceptions are not Exceptions), and the next run reads it again.
+for _taken, _read in (("photo_in", read_photo), ("more_in", add_photo)):
+    if ss.get(_taken):
+        try:
+            _read(*ss[_taken])
+        except Exception:  # (a bug: shown once, not on every run after)
+            del ss[_taken]
+            raise
+        del ss[_taken]
 if ss.get("photo_error"):
     st.error(ss["photo_error"], icon=":material/error:")
 if ss.get("photo_note"):
@@ -659,11 +793,14 @@ if have_board:
     order = ss["to_check"]
     if photo is not None:
         n_claimed = sum(1 for t in photo.tracks if t.owner)
-        st.success(f"{photo.image}: {n_claimed} tracks claimed, read in {photo.elapsed_ms / 1000:.1f} s.",
+        kept = ss["photos"]
+        st.success((f"{len(kept)} photos read together ({', '.join(p.name for p in kept)})" if len(kept) > 1
+                    else photo.image) + f": {n_claimed} tracks claimed, read in {photo.elapsed_ms / 1000:.1f} s.",
                    icon=":material/check_circle:")
         for w in photo.warnings:
             if w.code != DOUBTFUL_TRACKS:  # (those are the tracks to check, beside the board)
                 st.warning(w.text, icon=":material/warning:")
+        another_photo(kept)
     owners = ss["owners"]
     tid = ss.get("sel_track")
     owner_options = []
