@@ -158,6 +158,7 @@ def main(argv=None) -> int:
     ap.add_argument("--cache", default="/tmp/ttr_ablate_cache", help="where each photo's located board is kept")
     ap.add_argument("--markdown", type=Path, help="also write the table here")
     ap.add_argument("--rows", type=Path, help="keep every photo's comparison here (JSON) for another look")
+    ap.add_argument("--model", help="another net (an ONNX file with its config beside it) for every variant")
     args = ap.parse_args(argv)
     every = variants()
     names = ["shipped"] + [n for n in (args.variants.split(",") if args.variants else every) if n != "shipped"]
@@ -169,7 +170,7 @@ def main(argv=None) -> int:
     results: dict = {}
     for name in names:
         what, settings, net = every[name]
-        reader = Reader(use_classifier=net, settings=settings)
+        reader = Reader(use_classifier=net, settings=settings, model_path=args.model)
         results[name] = {set_name: read_set(reader, views) for set_name, views in sets.items()}
         print(f"{name}: " + "; ".join(f"{k}: {cell(summary(v))}" for k, v in results[name].items()), flush=True)
         if args.rows:

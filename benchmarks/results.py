@@ -1,0 +1,98 @@
+"""Write docs/results.md: how well the shipped reader reads, each figure with the command that makes it.
+
+    python3 benchmarks/results.py --dev ../shared/real/dev --set NAME=DIR [--set NAME=DIR ...]
+                                  [--pairs PAIRS_LOG] [--ablation ABLATION_MD] [--speed SPEED_LOG] [--out FILE]
+
+The sets are labelled photo folders (the `eval_real.py` layout) made by the commands this script
+prints beside them (`--set` takes NAME=DIR, NAME=DIR=COMMAND to name the command too). The
+development photos are read per session, each a left-out fold (nothing in the reader is fitted on
+them). The figures of `benchmarks/eval_pairs.py`, `benchmarks/ablate.py` (its --markdown file)
+and `benchmarks/bench_detect.py` are copied in from their outputs where given, with their
+commands. Everything is measured again on each run; nothing is typed by hand.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from ablate import board_views, cell, read_set, summary  # noqa: E402 (this folder)
+from labelled import session_of  # noqa: E402
+
+from vision.read import Reader  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "?"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dev", required=True, help="the development photos (../shared/real/dev)")
+    ap.add_argument("--set", action="append", default=[], metavar="NAME=DIR[=COMMAND]", help="another labelled set")
+    ap.add_argument("--pairs", type=Path, help="the output of benchmarks/eval_pairs.py")
+    ap.add_argument("--ablation", type=Path, help="the --markdown file of benchmarks/ablate.py")
+    ap.add_argument("--speed", type=Path, help="the output of benchmarks/bench_detect.py")
+    ap.add_argument("--cache", default="/tmp/ttr_ablate_cache", help="where each photo's located board is kept")
+    ap.add_argument("--out", type=Path, default=ROOT / "docs" / "results.md")
+    args = ap.parse_args(argv)
+    reader = Reader()
+    sets = [("development photos", args.dev, f"`../shared/real/dev` ({Path(args.dev).name})")]
+    for s in args.set:
+        name, folder, *command = s.split("=", 2)
+        sets.append((name, folder, f"`{command[0]}`" if command else f"`{folder}`"))
+    lines = ["# How well ttr reads", "",
+             f"Measured at {commit()} on {datetime.date.today().isoformat()} by `python3 benchmarks/results.py "
+             + " ".join(argv if argv is not None else sys.argv[1:]) + "`. A refused photo counts all its tracks "
+             "wrong; \"unmarked\" is a track read wrong and not marked doubtful; \"doubtful\" is per played "
+             "photo.", "", "| set | made by | tracks right, exact photos, doubt |", "|---|---|---|"]
+    dev_rows = None
+    for name, folder, made in sets:
+        views = board_views(Path(folder), Path(args.cache) / Path(folder).resolve().name, reader)
+        rows = read_set(reader, views)
+        if folder == args.dev:
+            dev_rows = rows
+        lines.append(f"| {name} | {made} | {cell(summary(rows))} |")
+    if dev_rows:
+        lines += ["", "The development photos per session, each a fold left out (the net learnt from renders "
+                  "only, the fitted settings on renders; `../shared/real/README.md` names the sessions):", "",
+                  "| session | tracks right, exact photos, doubt |", "|---|---|"]
+        by: dict = {}
+        for r in dev_rows:
+            by.setdefault(session_of(r["name"]), []).append(r)
+        for session, rows in by.items():
+            lines.append(f"| {session} | {cell(summary(rows))} |")
+        wrong = [f"{r['name']}: {w[0]}-{w[1]} ({w[2]}) truth {w[3]} read {w[4]}{'' if w[5] else ', NOT marked'}"
+                 for r in dev_rows for w in r["wrong"]]
+        if wrong:
+            lines += ["", "Tracks read wrong on the development photos:", ""] + [f"- {w}" for w in wrong]
+    for title, path, command in (("Photos of one board read together", args.pairs,
+                                  "python3 benchmarks/eval_pairs.py ../shared/real/dev"),
+                                 ("Each rule switched off", args.ablation,
+                                  "python3 benchmarks/ablate.py ../shared/real/dev SETS... --markdown FILE"),
+                                 ("Speed", args.speed, "python3 benchmarks/bench_detect.py PHOTOS --repeat 3")):
+        if path is None:
+            continue
+        text = path.read_text(encoding="utf-8")
+        if title.startswith("Photos"):
+            text = "\n".join(line for line in text.splitlines() if line.startswith(("SUMMARY", "MIXED", "same")) and
+                             ("SUMMARY" in line or "MIXED" in line or "together 100/100" not in line))
+        lines += ["", f"## {title}", "", f"`{command}`:", "", "```" if not title.startswith("Each") else "",
+                  text.rstrip(), "```" if not title.startswith("Each") else ""]
+    args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
