@@ -70,7 +70,7 @@ def rows_for_board(seed: int, n_played: int, plain: Reader, fitter: Reader) -> l
     board = load_board()
     printed = _printed_board(np.random.default_rng([seed, 0]), default_model(), PPM)
     light_a = [seed, 100]
-    cal_flats = [shoot(printed, {}, np.random.default_rng([seed, 2, j]), light_a)[0] for j in range(2)]
+    cal_flats = [fitter.view(shoot(printed, {}, np.random.default_rng([seed, 2, j]), light_a)).flattened for j in range(2)]
     cal, _ = fit_from_flattened(cal_flats, ["empty_a0", "empty_a1"], fitter)
     forced = Reader(cal, settings=replace(ReaderSettings(), calibration=CalibrationGate(max_false_change=1.0,
                                                                                min_judged_spaces=0)))

@@ -1,0 +1,63 @@
+"""The fitting and measuring scripts stay alive: each runs through the reader's public trace on a
+few renders and prints what it promises. Nothing is written outside the test's folder (no
+--write: that would change models/reader_settings.json)."""
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _run(args: list[str], cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess:
+    r = subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=timeout, cwd=cwd)
+    assert r.returncode == 0, (r.stdout[-2000:], r.stderr[-2000:])
+    return r
+
+
+@pytest.fixture(scope="module")
+def renders(tmp_path_factory) -> Path:
+    """Three labelled renders (one of them an empty board), in the real photos' layout."""
+    tmp = tmp_path_factory.mktemp("renders")
+    _run(["-c", "import sys; from app.cli import main; sys.exit(main())", "render", "--out", str(tmp / "set"),
+          "--count", "3", "--seed", "31", "--size", "1600x1200", "--empty-fraction", "0.34"], cwd=tmp)
+    return tmp / "set"
+
+
+def test_fit_doubt_fits_and_checks_on_renders(renders, tmp_path):
+    r = _run([str(ROOT / "benchmarks" / "fit_doubt.py"), "--fit", str(renders), "--check", str(renders),
+              "--cache", str(tmp_path / "cache")], cwd=tmp_path)
+    out = r.stdout
+    assert "fitted on 3 photos, 300 tracks" in out or "fitted on 2 photos, 200 tracks" in out, out[:2000]
+    summaries = [line for line in out.splitlines() if "all: SUMMARY photos=" in line]
+    assert summaries and all("wrong_marked_doubtful=" in line for line in summaries)
+    assert len(list((tmp_path / "cache").rglob("*.npz"))) >= 2  # each read photo's evidence kept
+
+
+def test_fit_calibration_gate_fits_a_threshold_on_a_rendered_board(tmp_path):
+    rows = tmp_path / "rows.jsonl"
+    r = _run([str(ROOT / "benchmarks" / "fit_calibration_gate.py"), "--boards", "1", "--played", "1",
+              "--seed", "7100", "--rows", str(rows)], cwd=tmp_path)
+    fit = [line for line in r.stdout.splitlines() if line.startswith("FIT max_false_change=")]
+    assert len(fit) == 1
+    threshold = float(fit[0].split("=")[1].split()[0])
+    assert 0.0 <= threshold <= 0.5
+    read = [json.loads(line) for line in rows.read_text().splitlines()]
+    # two empty photos in other lights and three of the played game: whatever the locator reads
+    assert read and {r["board"] for r in read} == {7100}
+    assert all(0.0 <= r["share"] <= 1.0 and len(r["base"]) == 2 for r in read)
+
+
+def test_ablate_switches_a_rule_off_and_writes_its_row(renders, tmp_path):
+    md = tmp_path / "table.md"
+    r = _run([str(ROOT / "benchmarks" / "ablate.py"), str(renders), "--variants", "shipped,no glare cap",
+              "--cache", str(tmp_path / "cache"), "--markdown", str(md)], cwd=tmp_path)
+    table = md.read_text()
+    assert "| **nothing (shipped)** |" in table
+    assert "| a track under glare held to the glare confidence |" in table
+    assert re.search(r"\| \d+/200 \(", table)  # the two played boards, a hundred tracks each
+    assert "false claims" in table  # and the empty one
+    assert r.stdout.count("shipped:") == 1
