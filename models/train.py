@@ -77,7 +77,7 @@ from vision.synth.world import random_world
 READ = ReaderSettings()  # the reader's own settings: patches are cut as it cuts them
 DEFAULTS = {"count": 24, "epochs": 6, "imgsz": 64, "side_mm": 30.0, "seed": 1000, "photo_wh": (2000, 1500),
             "corner_jitter": 0.005, "batch": 64, "car_seen_height_mm": 0.0, "teachers": 6, "student_epochs": 6,
-            "student": "space_student.yaml", "varied_share": 0.0}
+            "student": "space_student.yaml", "varied_share": 0.4}
 TEACHER_YAML = "yolo11n-cls.yaml"  # a teacher's (and a lone net's) layers: Ultralytics' own, built from the yaml
 SMOKE = {"count": 3, "epochs": 1, "photo_wh": (1000, 750), "teachers": 2, "student_epochs": 1}
 TEACHER_SEED_STEP = 1000  # teacher k renders boards from seed + 1000 k and trains from that seed
