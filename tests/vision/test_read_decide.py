@@ -112,10 +112,13 @@ def test_wrong_number_of_tracks_is_refused():
         read_tracks(evidence({})[:50])
 
 
-def test_same_colour_reading_needs_more_to_be_sure():
-    # A yellow-printed track that looks only a little more empty than yellow-claimed is doubtful,
-    # while a gray track with the same evidence is not (the yellow player is seen elsewhere, so
-    # no prior makes the print likelier: see the test below).
+def test_the_doubt_is_calibrated_per_contest():
+    # The same evidence (empty ahead of yellow by 1 a space) means another chance of being right
+    # when the contest is yellow cars against yellow print than against gray print: each contest
+    # has its own calibration. With one that trusts own-print contests less, the yellow-printed
+    # track is doubtful and the gray one is not (the yellow player is seen elsewhere, so no prior
+    # makes the print likelier: see the test below); with the same calibration for both, neither
+    # differs from the other.
     singles = [t for t in BOARD.tracks if BOARD.double_of(t) is None]
     yellow, gray = next((y, g) for y in singles for g in singles
                         if y.color == "yellow" and g.color == "gray" and y.length == g.length)
@@ -125,9 +128,13 @@ def test_same_colour_reading_needs_more_to_be_sure():
         ll[t.id][:] = 0.0
         ll[t.id][:, 0] = 6.0
         ll[t.id][:, player_index("yellow")] = 4.0  # empty ahead by 1 a space (tempered)
-    r = read_tracks(ll)
+    wary = DoubtSettings(bias=(2.0, 0.0, -2.0), slope=(2.0, 2.0, 2.0), below=0.95)
+    r = read_tracks(ll, doubt=wary)
     assert r[yellow.id].owner is None and r[gray.id].owner is None
     assert r[yellow.id].doubtful and not r[gray.id].doubtful
+    assert r[yellow.id].confidence < r[gray.id].confidence
+    even = read_tracks(ll, doubt=DoubtSettings(bias=(-2.0, -2.0, -2.0), slope=(2.0, 2.0, 2.0)))
+    assert even[yellow.id].confidence == pytest.approx(even[gray.id].confidence)
 
 
 def test_getting_under_the_car_bound_drops_no_more_than_needed():

@@ -41,9 +41,10 @@ def doubt_tracks(space_loglik: list[np.ndarray], scores: np.ndarray, choice: np.
         kind = contest_kind(t.color, c, r)
         glared = space_glare is not None and under_glare(space_glare[t.id], cfg)
         conf = track_confidence(margin[t.id], t.length, kind, glared, cfg)
-        # Where the evidence alone says less than the glare, its reason is the one to give.
+        # Where the evidence alone says less than the glare, its reason is the one to give. A track
+        # under glare is always checked: the glare hides what the evidence would need.
         glare_says = glared and conf == cfg.glare_confidence
-        doubtful = conf < cfg.below
+        doubtful = conf < cfg.below or glared
         reason = ""
         if doubtful and glare_says:
             reason = ("glare over this track can hide cars: check whether it holds any" if c == 0 else
