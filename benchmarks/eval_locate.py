@@ -28,9 +28,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from scoring.errors import TtrError  # noqa: E402
 from vision.image_io import load_photo  # noqa: E402
 from vision.locate import locate_board  # noqa: E402
-from scoring.errors import TtrError  # noqa: E402
 
 
 def default_dev_dir() -> Path:

@@ -16,10 +16,9 @@ pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from app import state as S  # noqa: E402
+from app.launch import PAGE  # noqa: E402  (the page of the ttr being tested, installed or not)
 from scoring.board import load_board  # noqa: E402
 from scoring.rules import VARIANTS  # noqa: E402
-
-from app.launch import PAGE  # noqa: E402  (the page of the ttr being tested, installed or not)
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "board.jpg"

@@ -14,8 +14,17 @@ from hypothesis import strategies as st
 
 from scoring.board import load_board
 from scoring.errors import TtrError
-from scoring.game import (GAME_KEYS, MAX_GAME_BYTES, MAX_JSON_DEPTH, MAX_PROBLEMS, PLAYER_KEYS, GameError, check_game,
-                          parse_game, parse_json)
+from scoring.game import (
+    GAME_KEYS,
+    MAX_GAME_BYTES,
+    MAX_JSON_DEPTH,
+    MAX_PROBLEMS,
+    PLAYER_KEYS,
+    GameError,
+    check_game,
+    parse_game,
+    parse_json,
+)
 from scoring.rules import PLAYER_COLORS, VARIANTS
 
 BOARD = load_board()

@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from game_cases import INVALID
 
 ROOT = Path(__file__).resolve().parents[2]

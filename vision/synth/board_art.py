@@ -281,7 +281,6 @@ def draw_board(model: BoardModel, look: Look, px_per_mm: float, city_names: bool
             fill = np.clip(base * rng.uniform(0.96, 1.04) + rng.normal(0, 2, 3), 0, 255)
             cv2.fillConvexPoly(img, _pts(q, ppm), _c(fill), cv2.LINE_AA, _SHIFT)
             c, u, length, width = _space_frame(q)
-            v = np.array([-u[1], u[0]])
             # The printed frame: a grayish band just inside a thin dark line.
             inner = c + (q - c) * (1 - 2 * look.frame_mm / max(width, 1.0))
             frame = np.clip(fill * 0.55 + look.frame_gray * 0.45, 0, 255)

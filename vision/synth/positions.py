@@ -18,7 +18,6 @@ import numpy as np
 from scoring.board import Board, Track
 from scoring.rules import DOUBLES_CLOSED_UP_TO, PLAYER_COLORS, TRAINS_PER_PLAYER
 
-
 _DOUBLES: dict[int, tuple[Board, dict[int, int]]] = {}
 
 
