@@ -61,3 +61,12 @@ def test_ablate_switches_a_rule_off_and_writes_its_row(renders, tmp_path):
     assert re.search(r"\| \d+/200 \(", table)  # the two played boards, a hundred tracks each
     assert "false claims" in table  # and the empty one
     assert r.stdout.count("shipped:") == 1
+
+
+def test_the_reading_path_names_its_numbers():
+    """At most 8 bare numbers per 100 lines in the reading path (benchmarks/count_literals.py): the
+    rest are named settings with their reasons."""
+    r = _run([str(ROOT / "benchmarks" / "count_literals.py"), str(ROOT / "vision")], cwd=ROOT)
+    total = r.stdout.splitlines()[-1]
+    per_100 = float(re.search(r"([\d.]+) per 100 lines", total).group(1))
+    assert per_100 <= 8.0, total
