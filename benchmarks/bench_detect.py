@@ -5,7 +5,9 @@
 Reports:
 - batch: median seconds per photo with the reader (template, ONNX session) loaded once;
 - cold start: wall seconds of one `ttr detect --json PHOTO` process, start to exit;
-- peak memory: the largest resident set of that process (and of a batch process over all photos).
+- peak memory: the largest resident set of that process (and of a batch process over all photos);
+- with --same-board: the photos read together as one board (`vision.several.read_same_board`)
+  against the sum of reading each alone (issue 30: each added photo costs at most its own reading).
 
 Without photos it renders three 4032x3024 boards with `vision.synth` (a fixed seed) to time.
 The bar (issue 4): batch median <= 0.5 s, cold start <= 2 s, peak memory <= 1 GB.
@@ -47,6 +49,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("photos", nargs="*")
     ap.add_argument("--repeat", type=int, default=3, help="passes over the photos in the batch timing")
+    ap.add_argument("--same-board", action="store_true", help="also time the photos read together as one board")
     a = ap.parse_args()
     photos = a.photos or rendered_photos(Path(tempfile.mkdtemp(prefix="ttr_bench_")))
 
@@ -64,6 +67,14 @@ def main() -> int:
             reader.read_path(p)
             times.append(time.perf_counter() - t)
     batch = statistics.median(times)
+    together = []
+    if a.same_board:
+        from vision.several import read_same_board
+
+        for _ in range(a.repeat):
+            t = time.perf_counter()
+            read_same_board(reader, photos)
+            together.append(time.perf_counter() - t)
 
     # Cold start: a fresh `ttr detect` process on one photo.
     colds = []
@@ -83,6 +94,10 @@ def main() -> int:
     print(f"batch: median {batch:.3f} s per photo (min {min(times):.3f}, max {max(times):.3f}, n={len(times)})")
     print(f"cold start (ttr detect, one photo): median {statistics.median(colds):.2f} s (runs {', '.join(f'{c:.2f}' for c in colds)})")
     print(f"peak memory: one photo {cold_rss:.0f} MB, all photos in one process {batch_rss:.0f} MB")
+    if together:
+        alone = sum(statistics.median(times[i::len(photos)]) for i in range(len(photos)))
+        print(f"same board: {len(photos)} photos read together in median {statistics.median(together):.3f} s, "
+              f"each alone {alone:.3f} s in all (ratio {statistics.median(together) / alone:.2f})")
     return 0
 
 

@@ -12,6 +12,7 @@ part with `dataclasses.replace`, never a module constant.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field, fields, replace
 from functools import lru_cache
 from importlib import resources
@@ -274,6 +275,10 @@ def write_fitted(values: dict, by: str, data: str, path: str | Path | None = Non
     doc = json.loads(p.read_text(encoding="utf-8"))
     for name, value in values.items():
         doc["fitted"][name] = {"value": list(value) if isinstance(value, tuple) else value, "by": by, "data": data}
-    p.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    text = json.dumps(doc, indent=1, ensure_ascii=False)
+    # A fitted list on one line, as a person writes it: [-0.49, 1.53, -0.84].
+    text = re.sub(r"\[\s+([^\[\]{}]*?)\s+\]", lambda m: "[" + ", ".join(v.strip() for v in m.group(1).split(",")) + "]",
+                  text)
+    p.write_text(text + "\n", encoding="utf-8")
     fitted_values.cache_clear()
     return p
