@@ -29,7 +29,8 @@ def photo_of(checks: dict[int, S.TrackCheck]) -> S.PhotoCheck:
     return S.PhotoCheck("p.jpg", tracks, [], 0.0)
 
 
-CONFIDENCES = [0.6, 0.3, 0.9, 0.949, 0.95, 0.99, 1.0]  # (the doubtful first: hypothesis starts there)
+# (the doubtful first: hypothesis starts there); each side of the reader's doubt mark, and of 95 %
+CONFIDENCES = [0.6, 0.3, 0.9, S.SURE - 0.001, S.SURE, 0.949, 0.95, 0.99, 1.0]
 
 
 @st.composite
@@ -98,8 +99,10 @@ def test_the_same_gap_is_named_on_a_doubtful_track_and_not_on_a_sure_one():
     tab = S.TableState(players=["red", "blue"], owners={psl: "blue"}, score_track={"blue": 0})
     (hint,) = S.marker_hints(tab, photo_of({psl: check(psl, "blue", 0.8, evidence)}))
     assert [(f.track_id, f.owner) for f in hint.fixes] == [(psl, None)]
-    (hint,) = S.marker_hints(tab, photo_of({psl: check(psl, "blue", 0.95, evidence)}))
-    assert hint.fixes == ()
+    assert S.SURE <= 0.95  # whatever the fit, never a fix on a track the reader is 95 % sure of
+    for sure in (S.SURE, 0.95):
+        (hint,) = S.marker_hints(tab, photo_of({psl: check(psl, "blue", sure, evidence)}))
+        assert hint.fixes == ()
     tab.checked = [psl]  # found right by a person: not questioned either
     (hint,) = S.marker_hints(tab, photo_of({psl: check(psl, "blue", 0.8, evidence)}))
     assert hint.fixes == ()

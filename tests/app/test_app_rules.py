@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from ttr_testing import run_with_stderr_on_a_terminal
+from ttr_testing import doubt_taken_for_nobody, run_with_stderr_on_a_terminal
 
 from scoring.board import load_board
 from scoring.game import Game
@@ -176,27 +176,44 @@ def test_the_tracks_to_check_name_the_lane_of_a_double_printed_alike():
 
 @pytest.mark.skipif(not EXAMPLE.exists(), reason="examples/board.jpg is not there")
 def test_score_names_the_likely_track_of_a_marker_that_does_not_match(tmp_path):
-    """The example's own markers, but for blue, one 6-train track short (67 - 15) and green, one
-    over (37 + 15); its game file lists no routes (each route it names is a person's word, never
-    questioned). Blue's gap is the doubtful Portland-Salt Lake City read as blue; green's would
-    need a track the photo is sure of, so no track is named."""
+    """The example's own markers, but for the owner of its doubtful track a player might take for
+    nobody (now yellow's Atlanta – New Orleans, yellow cars on yellow print: 4 trains, 7 points), one
+    such track short, and green, one over; its game file lists no routes (each route it names is a
+    person's word, never questioned). The owner's gap is that doubtful track; green's would need a
+    track the photo is sure of (or gives green too little), so no track is named."""
+    from app.state import change_chance, track_label
+    from scoring.rules import route_points
+    from vision.read import Reader
+
+    reading = Reader().read_path(str(EXAMPLE))
+    doubt = doubt_taken_for_nobody(reading)
+    owner, track = doubt.owner, BOARD.tracks[doubt.track_id]
+    pts = route_points(track.length)
+    assert owner != "green"
+    points = {}
+    for t in reading.tracks:  # (the example breaks no rule: every claim read is scored)
+        if t.owner:
+            points[t.owner] = points.get(t.owner, 0) + route_points(t.length)
     game = json.loads((ROOT / "examples" / "board.game.json").read_text())
+    assert {p["color"]: p["score_track"] for p in game["players"]}[owner] == points[owner]  # its marker agrees
+    markers = {owner: points[owner] - pts, "green": points["green"] + pts}
     for p in game["players"]:
         p["routes"] = []
-        p["score_track"] = {"blue": 52, "green": 52}.get(p["color"], p["score_track"])
+        p["score_track"] = markers.get(p["color"], p["score_track"])
     path = tmp_path / "g.json"
     path.write_text(json.dumps(game))
     r = ttr("score", str(EXAMPLE), "--game", str(path))
     assert r.returncode == 0, r.stderr
-    blue = r.stdout.split("\nblue:\n")[1]
-    assert ("score track: marker at 52, route points 67: DOES NOT MATCH\n"
-            "    likely: Portland – Salt Lake City (6-train blue track) is nobody's (take it from Blue): "
-            "15 points (the photo gives nobody ") in blue
+    mine = r.stdout.split(f"\n{owner}:\n")[1]
+    assert (f"score track: marker at {points[owner] - pts}, route points {points[owner]}: DOES NOT MATCH\n"
+            f"    likely: {track_label(track)} is nobody's (take it from {owner.capitalize()}): "
+            f"{pts} points (the photo gives nobody {change_chance(doubt, None):.0%})") in mine
     green = r.stdout.split("\ngreen:\n")[1].split("\n\n")[0]
     assert green.endswith("DOES NOT MATCH\n    no single track the photo doubts explains it: recount the marker")
     out = json.loads(ttr("score", str(EXAMPLE), "--game", str(path), "--json").stdout)
-    assert set(out["score_track_mismatches"]) == {"blue", "green", "black"}
-    assert out["score_track_mismatches"]["blue"][0].startswith("likely: Portland – Salt Lake City")
+    disagree = {p["color"] for p in game["players"] if p["score_track"] % 100 != points.get(p["color"], 0) % 100}
+    assert set(out["score_track_mismatches"]) == disagree == {owner, "green", "black"}  # (black's, as the example's)
+    assert out["score_track_mismatches"][owner][0].startswith(f"likely: {track_label(track)}")
 
 
 @pytest.mark.skipif(not EXAMPLE.exists(), reason="examples/board.jpg is not there")

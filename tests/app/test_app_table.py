@@ -13,6 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from ttr_testing import doubt_taken_for_nobody
 
 pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
@@ -239,11 +240,15 @@ def example_reading():
 
 def test_the_score_track_names_the_misread_track_and_fixes_it(example_reading):
     truth = truth_owners()
-    psl = tid("Portland", "Salt Lake City", "blue")
+    # the example's doubtful track a player might take for nobody, sure the print is bare (now
+    # Atlanta – New Orleans: yellow cars on yellow print, 4 trains)
+    doubt = doubt_taken_for_nobody(example_reading)
+    track, owner = BOARD.tracks[doubt.track_id], doubt.owner
+    pts = route_points(track.length)
     read = {t.track_id: t.owner for t in example_reading.tracks}
-    # the premise: the example reads right (doubles printed alike as pairs); then its doubtful
-    # Portland-Salt Lake City is taken for nobody, as a reader might miss blue cars on blue print
-    assert truth[psl] == "blue" and read[psl] == "blue"
+    # the premise: the example reads right (doubles printed alike as pairs), that track too; then
+    # it is taken for nobody
+    assert truth[doubt.track_id] == owner and read[doubt.track_id] == owner
     def by_route(owners):  # the lanes of a double printed alike as a pair
         out = {}
         for i, o in owners.items():
@@ -254,25 +259,25 @@ def test_the_score_track_names_the_misread_track_and_fixes_it(example_reading):
     assert by_route(read) == by_route(truth)
     at = start()
     at.button(key="example").click().run()
-    at.session_state["owners"][psl] = None
+    at.session_state["owners"][doubt.track_id] = None
     at.run()
     for c in at.multiselect(key="players").value:  # every marker, where the true route points put it
         at.number_input(key=f"marker_{c}").set_value(
             sum(route_points(BOARD.tracks[i].length) for i, o in truth.items() if o == c)).run()
+    marker = sum(route_points(BOARD.tracks[i].length) for i, o in truth.items() if o == owner)
     warning = texts(at.warning)
-    assert "The marker says 67, the routes on the board make 52 (15 short)" in warning
+    assert f"The marker says {marker}, the routes on the board make {marker - pts} ({pts} short)" in warning
     assert "every marker agrees" in warning
     fixes = [b for b in at.button if b.key and b.key.startswith("fix_")]
-    assert [b.key for b in fixes] == ["fix_blue_0"]  # at blue's marker
-    psl_read = next(t for t in example_reading.tracks if t.track_id == psl)
-    assert fixes[0].label == (f"Give Portland – Salt Lake City (6-train blue track) to Blue: 15 points "
-                              f"(the photo gives Blue {psl_read.confidence:.0%})")
+    assert [b.key for b in fixes] == [f"fix_{owner}_0"]  # at its owner's marker
+    assert fixes[0].label == (f"Give {S.track_label(track)} to {owner.capitalize()}: {pts} points "
+                              f"(the photo gives {owner.capitalize()} {doubt.confidence:.0%})")
     fixes[0].click().run()
-    assert at.session_state["owners"][psl] == "blue"
+    assert at.session_state["owners"][doubt.track_id] == owner
     assert "marker says" not in texts(at.warning)
     assert texts(at.caption).count("matches the routes ✓") == len(at.multiselect(key="players").value)
     at.button(key="undo").click().run()  # one step, like any correction
-    assert at.session_state["owners"][psl] is None
+    assert at.session_state["owners"][doubt.track_id] is None
 
 
 def test_marker_hints_leave_out_changes_that_break_another_marker():
@@ -287,17 +292,19 @@ def test_marker_hints_leave_out_changes_that_break_another_marker():
 
 def test_doubt_is_said_in_words_that_agree_with_the_mark(example_reading):
     photo = S.photo_check(example_reading)
-    psl = photo.tracks[tid("Portland", "Salt Lake City", "blue")]
-    assert psl.doubtful  # blue cars on blue print, which the net half takes for print
-    assert psl.reason.startswith("Blue cars on a blue track look like the print")
-    assert psl.reason.endswith(f"? Read as blue, {psl.confidence:.0%} sure.")
+    doubt = doubt_taken_for_nobody(example_reading)  # (Atlanta – New Orleans: yellow cars on yellow print)
+    colour = BOARD.tracks[doubt.track_id].color
+    assert doubt.doubtful and colour == doubt.owner  # cars on print of their colour, which the net takes for print
+    assert doubt.reason.startswith(f"{colour.capitalize()} cars on a {colour} track look like the print: "
+                                   f"is it {colour} cars or nobody?")
+    assert doubt.reason.endswith(f"? Read as {colour}, {doubt.confidence:.0%} sure.")
     for t in photo.tracks:
         assert bool(t.reason) == t.doubtful
     at = start()
     at.button(key="example").click().run()
-    at.selectbox(key="sel_track").set_value(psl.track_id).run()
+    at.selectbox(key="sel_track").set_value(doubt.track_id).run()
     caption = texts(at.caption)
-    assert psl.reason in caption and "The photo reads" not in caption
+    assert doubt.reason in caption and "The photo reads" not in caption
     sure = next(t for t in photo.tracks if t.owner and not t.doubtful)
     at.selectbox(key="sel_track").set_value(sure.track_id).run()
     assert f"The photo reads {sure.owner}, {sure.confidence:.0%} sure." in texts(at.caption)

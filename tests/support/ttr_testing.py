@@ -61,3 +61,19 @@ def read_tracks(space_loglik, space_glare=None, decide=None, doubt=None):
 
     return decide_tracks(space_loglik, load_board(), space_glare=space_glare, cfg=decide or DecideSettings(),
                          doubt=doubt or DoubtSettings())[1]
+
+
+def doubt_taken_for_nobody(reading):
+    """The doubtful track of a reading that a player might take for nobody, sure the print is
+    bare: of the tracks the photo doubts, read as a player's cars and leaving nobody plausible
+    (`app.state.change_chance` at least 5 %, the least the page offers a change at, written here
+    rather than taken from the app so that the choice does not move with it), the least sure, as
+    the page keeps it (an `app.state.TrackCheck`). Chosen from the reading, so that the tests built
+    on it follow the reader; on the bundled example, Atlanta – New Orleans: yellow cars on yellow
+    print."""
+    from app import state as S
+
+    photo = S.photo_check(reading)
+    candidates = [t for t in photo.doubtful if t.owner and S.change_chance(t, None) >= 0.05]
+    assert candidates, [(t.track_id, t.owner, t.confidence, t.reason) for t in photo.doubtful]
+    return min(candidates, key=lambda t: t.confidence)

@@ -229,9 +229,9 @@ def test_reads_rendered_photos(reader, seed):
 
 def test_the_bundled_example_reads_exactly(reader):
     """`examples/board.jpg` against its truth, lanes of a double printed alike compared as a pair.
-    Its hardest track, Portland-Salt Lake City, is six blue cars on blue print, which the net half
-    takes for print: read right since the photo's blue print is learned from the spaces all the
-    evidence calls print (ColourModel.loglik's `other_ll`), not from the cars."""
+    Portland-Salt Lake City is six blue cars on blue print, which nets before 6dd0023 half took for
+    print: read right since the photo's blue print is learned from the spaces all the evidence calls
+    print (ColourModel.loglik's `other_ll`), not from the cars."""
     from collections import Counter
 
     root = Path(__file__).resolve().parents[2]

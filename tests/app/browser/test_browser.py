@@ -5,9 +5,10 @@ never a downloaded browser).
 On a phone (390 x 844), one game at the table: the photo first; the reading seen without scrolling
 past any setup; a doubtful track picked from the list, zoomed, beside the photo of it as taken
 (its own pixels, nothing painted), then each doubtful track found right a tap each; a ticket typed
-(no "select all matches" to tap by mistake); the doubtful Portland-Salt Lake City taken for
-nobody, and blue's marker, typed, says at once beside it that the routes disagree, and names that
-track (and never one the photo is sure of), fixed in one tap; the page reloaded and everything
+(no "select all matches" to tap by mistake); a doubtful track taken for nobody (as a player sure
+the print is bare might: the example's Atlanta - New Orleans, yellow cars on yellow print), and its
+owner's marker, typed, says at once beside it that the routes disagree, and names that track (and
+never one the photo is sure of), fixed in one tap; the page reloaded and everything
 found as it was; the ranking; the results picture and text to share; the game saved as JSON.
 At 1280 x 900: the board and the list side by side; the doubtful tracks checked a tap each (the
 count the docs give); a track tapped on the board and given to another player; the verdict beside
@@ -36,6 +37,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from ttr_testing import doubt_taken_for_nobody
 
 from app import state as S
 from app.draw import cut, track_photo_window
@@ -344,41 +346,44 @@ def test_a_game_at_the_table_on_a_phone(server, browser, reading, shots):
     assert chosen == [offered[0]], chosen
     ticket = offered[0].rsplit(" (", 1)[0]
 
-    # the doubtful Portland-Salt Lake City taken for nobody (a player sure the blue print is bare);
-    # blue's marker, typed where the true routes put it: its verdict beside it, and the hint
-    # there names that track, with how sure the photo is
-    psl = next(t.id for t in BOARD.tracks if {t.a, t.b} == {"Portland", "Salt Lake City"} and t.color == "blue")
-    pick_from_list(page, psl)
-    owner_picker(page, psl).get_by_role("radio", name="nobody").click()
-    expect(page.get_by_test_id("stCaptionContainer").filter(has_text="Corrected: the photo read blue")).to_be_visible(
-        timeout=30_000)
+    # the example's doubtful track a player might take for nobody (now Atlanta - New Orleans:
+    # yellow cars on yellow print) taken for nobody; its owner's marker, typed where the true routes
+    # put it: its verdict beside it, and the hint there names that track, with how sure the photo is
+    doubt = doubt_taken_for_nobody(reading)
+    taken, owner = doubt.track_id, doubt.owner
+    pts = route_points(BOARD.tracks[taken].length)
+    pick_from_list(page, taken)
+    owner_picker(page, taken).get_by_role("radio", name="nobody").click()
+    expect(page.get_by_test_id("stCaptionContainer").filter(has_text=f"Corrected: the photo read {owner}")
+           ).to_be_visible(timeout=30_000)
     settle(page)
-    truth_blue = sum(route_points(t.length) for t in reading.tracks if t.owner == "blue")
-    expect_verdict_in_view(page, "blue", truth_blue, truth_blue - 15, PHONE)
-    hint = page.get_by_test_id("stAlert").filter(has_text=f"The marker says {truth_blue}")
-    expect(hint).to_contain_text(f"the routes on the board make {truth_blue - 15} (15 short)")
+    truth_owner = sum(route_points(t.length) for t in reading.tracks if t.owner == owner)
+    expect_verdict_in_view(page, owner, truth_owner, truth_owner - pts, PHONE)
+    hint = page.get_by_test_id("stAlert").filter(has_text=f"The marker says {truth_owner}")
+    expect(hint).to_contain_text(f"the routes on the board make {truth_owner - pts} ({pts} short)")
     confidence = {t.track_id: t.confidence for t in reading.tracks}
     by_label = {label_of(t.id): t.id for t in BOARD.tracks}
-    fixes = fix_texts(page, "blue")
-    assert fixes[0].startswith(f"Give {label_of(psl)} to Blue: 15 points (the photo gives Blue "
-                               f"{confidence[psl]:.0%})"), fixes
-    # green's marker one 6-train track over: only tracks the photo is sure of would explain it
-    truth_green = sum(route_points(t.length) for t in reading.tracks if t.owner == "green")
-    expect_verdict_in_view(page, "green", truth_green + 15, truth_green, PHONE)
-    expect(page.get_by_test_id("stAlert").filter(has_text=f"The marker says {truth_green + 15}")).to_contain_text(
+    fixes = fix_texts(page, owner)
+    assert fixes[0].startswith(f"Give {label_of(taken)} to {owner.capitalize()}: {pts} points (the photo gives "
+                               f"{owner.capitalize()} {confidence[taken]:.0%})"), fixes
+    # green's marker over by as much: only tracks the photo is sure of (or gives green too little) would explain it
+    other = "green" if owner != "green" else "blue"
+    truth_other = sum(route_points(t.length) for t in reading.tracks if t.owner == other)
+    expect_verdict_in_view(page, other, truth_other + pts, truth_other, PHONE)
+    expect(page.get_by_test_id("stAlert").filter(has_text=f"The marker says {truth_other + pts}")).to_contain_text(
         "No single track the photo doubts explains it")
-    for text in fixes + fix_texts(page, "green"):  # never a track the photo is sure of
+    for text in fixes + fix_texts(page, other):  # never a track the photo is sure of (nor 95 % sure)
         named = next(label for label in by_label if label in text)
-        assert confidence[by_label[named]] < 0.95, text
-    green_field = page.locator(".st-key-row_player_green").get_by_test_id("stNumberInput").locator("input")
-    green_field.fill("")
-    green_field.press("Enter")
+        assert confidence[by_label[named]] < S.SURE <= 0.95, text
+    other_field = page.locator(f".st-key-row_player_{other}").get_by_test_id("stNumberInput").locator("input")
+    other_field.fill("")
+    other_field.press("Enter")
     settle(page)
-    fix_buttons(page, "blue").first.click()
+    fix_buttons(page, owner).first.click()
     expect(hint).to_have_count(0, timeout=30_000)
-    expect(verdict(page, "blue")).to_have_text(f"✓ routes make {truth_blue}")
+    expect(verdict(page, owner)).to_have_text(f"✓ routes make {truth_owner}")
     settle(page)
-    scored, tab = expected(reading, {}, {"blue": [ticket]}, {"blue": truth_blue},
+    scored, tab = expected(reading, {}, {"blue": [ticket]}, {owner: truth_owner},
                            checked=[t.track_id for t in doubtful])
     expect_ranking(page, scored, tab)
     before_reload = ranking_rows(page)
@@ -393,9 +398,11 @@ def test_a_game_at_the_table_on_a_phone(server, browser, reading, shots):
     expect(page.get_by_text(f"All {n} checked.")).to_be_visible()
     blue = page.locator(".st-key-row_player_blue")
     expect(blue.get_by_test_id("stMultiSelect")).to_contain_text(offered[0])
-    expect(blue.get_by_test_id("stNumberInput").locator("input")).to_have_value(str(truth_blue))
+    mine = page.locator(f".st-key-row_player_{owner}")
+    expect(mine.get_by_test_id("stNumberInput").locator("input")).to_have_value(str(truth_owner))
     expect(page.get_by_test_id("stAlert").filter(has_text="The marker says")).to_have_count(0)
-    expect(page.get_by_role("button", name=re.compile("Undo: Portland – Salt Lake City back to nobody"))).to_be_visible()
+    undo = f"Undo: {BOARD.tracks[taken].a}{S.DASH}{BOARD.tracks[taken].b} back to nobody"
+    expect(page.get_by_role("button", name=re.compile(re.escape(undo)))).to_be_visible()
 
     # the ranking
     assert ranking_rows(page) == before_reload
@@ -453,6 +460,12 @@ def test_a_game_at_the_table_on_a_desktop(server, browser, reading, shots, tmp_p
     expect(page.get_by_text(f"All {len(doubtful)} checked.")).to_be_visible()
     print(f"checking the example's {len(doubtful)} doubtful tracks: {taps} taps")
     assert taps == len(doubtful) + 1
+    # the count the docs give (docs/app.md, "Checking what the reader doubts")
+    docs = " ".join((ROOT / "docs" / "app.md").read_text().split())
+    said = re.search(r"\(`examples/board\.jpg`, (\w+) doubtful tracks?\) checking everything takes \*\*(\d+) taps\*\*",
+                     docs)
+    words = ["no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]
+    assert said and said.groups() == (words[len(doubtful)], str(taps)), said
     # a doubtful track picked from the list at this size too
     pick_from_list(page, doubtful[-1].track_id)
     expect_zoomed_beside_the_photo_as_taken(page, reading, doubtful[-1].track_id)
