@@ -11,12 +11,12 @@ import json
 from pathlib import Path
 
 import pytest
+from ttr_testing import start_page
 
 pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from app import state as S  # noqa: E402
-from app.launch import PAGE  # noqa: E402  (the page of the ttr being tested, installed or not)
 from scoring.board import load_board  # noqa: E402
 from scoring.rules import VARIANTS  # noqa: E402
 
@@ -35,11 +35,7 @@ def track_id(a: str, b: str, color: str | None = None) -> int:
     return next(t.id for t in BOARD.tracks_between(a, b) if color in (None, t.color))
 
 
-def start() -> AppTest:
-    at = AppTest.from_file(str(PAGE), default_timeout=120)
-    at.run()
-    assert not at.exception, at.exception
-    return at
+start = start_page
 
 
 def by_hand(at: AppTest, owners: dict[int, str], via_ui: bool = False) -> AppTest:

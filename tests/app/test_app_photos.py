@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hs
+from ttr_testing import start_page
 
 pytest.importorskip("streamlit")
 from streamlit.runtime.scriptrunner_utils.exceptions import RerunException  # noqa: E402
@@ -26,7 +27,7 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from app import state as S  # noqa: E402
 from app.history import History, photo_digest  # noqa: E402
-from app.launch import MAX_UPLOAD_MB, PAGE  # noqa: E402
+from app.launch import MAX_UPLOAD_MB  # noqa: E402
 from scoring.board import load_board  # noqa: E402
 from scoring.rules import PLAYER_COLORS  # noqa: E402
 from vision.read import Reader  # noqa: E402
@@ -68,13 +69,7 @@ def library(board_photos):
     return Library(board_photos)
 
 
-def start(game: str | None = None) -> AppTest:
-    at = AppTest.from_file(str(PAGE), default_timeout=120)
-    if game:
-        at.query_params["game"] = game
-    at.run()
-    assert not at.exception, at.exception
-    return at
+start = start_page
 
 
 def add(at: AppTest, name: str, data: bytes | Path) -> AppTest:

@@ -13,14 +13,12 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from ttr_testing import doubt_taken_for_nobody
+from ttr_testing import doubt_taken_for_nobody, start_page
 
 pytest.importorskip("streamlit")
-from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from app import state as S  # noqa: E402
 from app.history import GameSummary, History, PlayerTotal  # noqa: E402
-from app.launch import PAGE  # noqa: E402
 from scoring.board import load_board  # noqa: E402
 from scoring.rules import route_points  # noqa: E402
 
@@ -43,13 +41,7 @@ def tid(a, b, color=None):
     return next(t.id for t in BOARD.tracks_between(a, b) if color in (None, t.color))
 
 
-def start(game: str | None = None) -> AppTest:
-    at = AppTest.from_file(str(PAGE), default_timeout=120)
-    if game:
-        at.query_params["game"] = game
-    at.run()
-    assert not at.exception, at.exception
-    return at
+start = start_page
 
 
 def texts(elements) -> str:

@@ -77,3 +77,17 @@ def doubt_taken_for_nobody(reading):
     candidates = [t for t in photo.doubtful if t.owner and S.change_chance(t, None) >= 0.05]
     assert candidates, [(t.track_id, t.owner, t.confidence, t.reason) for t in photo.doubtful]
     return min(candidates, key=lambda t: t.confidence)
+
+
+def start_page(game: str | None = None):
+    """The app's page in Streamlit's AppTest, run once (with `?game=` where given), without an exception."""
+    from streamlit.testing.v1 import AppTest
+
+    from app.launch import PAGE  # the page of the ttr being tested, installed or not
+
+    at = AppTest.from_file(str(PAGE), default_timeout=120)
+    if game:
+        at.query_params["game"] = game
+    at.run()
+    assert not at.exception, at.exception
+    return at
