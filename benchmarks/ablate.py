@@ -71,8 +71,6 @@ def variants() -> dict[str, tuple[str, ReaderSettings, bool]]:
                                    r(decide=replace(s.decide, unseen_player_prior=False)), True),
         "no spill": ("an empty lane may show its neighbour's cars", r(decide=replace(s.decide, spill=NEVER)), True),
         "no car bound": ("at most the box's cars a colour", r(decide=replace(s.decide, max_trains=10 ** 6)), True),
-        "bound per car": ("(on) the car bound gives up the claim cheapest per car freed",
-                          r(decide=replace(s.decide, bound_cost_per_car=True)), True),
     }
 
 

@@ -178,7 +178,6 @@ class DecideSettings:
     max_trains: int = CARS_IN_BOX  # the box's cars: real boards show the 3 spares
     unseen_player_prior: bool = True  # see vision.decide.priors
     spill: float = 2.0  # tempered log-likelihood cost of an empty lane showing its neighbour's cars
-    bound_cost_per_car: bool = False  # a player over the car bound gives up the claim cheapest per car it frees
 
 
 @dataclass(frozen=True)

@@ -129,8 +129,6 @@ def settle_by_rules(scores: np.ndarray, choice: np.ndarray, board: Board,
                     if not allowed(t.id, int(k), choice, board, used, cfg.max_trains):
                         continue
                     cost = scores[t.id, c] - alt[k]
-                    if cfg.bound_cost_per_car:  # what giving it up costs for each car it frees
-                        cost = cost / t.length
                     if cost < best_cost:
                         best_cost, best_move = cost, (t.id, int(k))
                     break
