@@ -607,7 +607,7 @@ def _short(value: Any) -> str:
     if isinstance(value, (list, dict)) and len(value) > 20:  # never serialise a huge value to cut it
         value = list(value)[:20] if isinstance(value, list) else dict(list(value.items())[:20])
     try:
-        text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else f"\"{value[:60]}\""
+        text = json.dumps(value[:60] if isinstance(value, str) else value, ensure_ascii=False)
     except (TypeError, ValueError, RecursionError):
         text = repr(type(value).__name__)
     # JSON escapes the control characters but not the other line breaks str.splitlines knows.

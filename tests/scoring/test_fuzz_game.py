@@ -9,7 +9,7 @@ import string
 import time
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from scoring.board import load_board
@@ -73,6 +73,7 @@ game_like = st.fixed_dictionaries({"players": st.lists(player, min_size=1, max_s
 
 @FAST
 @given(game_like)
+@example({"players": [{"color": "red", "routes": ["\n"]}]})  # a line break in a quoted value
 def test_game_shaped_files_give_one_line_problems_or_a_game(data):
     problems = _one_line_problems(data)
     if not problems:
