@@ -32,8 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from labelled import compare_tracks, labelled_photos, session_of  # noqa: E402 (this folder: the scripts' own helper)
 
 from scoring.errors import TtrError  # noqa: E402
-from vision.image_io import load_photo, read_header  # noqa: E402
-from vision.read import BoardView, Reader, decode_reduction  # noqa: E402
+from vision.read import BoardView, Reader  # noqa: E402
 from vision.reading import BoardLocation  # noqa: E402
 from vision.settings import ReaderSettings  # noqa: E402
 
@@ -83,9 +82,7 @@ def board_views(folder: Path, cache: Path, reader: Reader) -> list[tuple[str, di
         f = cache / f"{photo.stem}.npz"
         if not f.exists():
             try:
-                w, h = read_header(str(photo)).size_wh
-                img = load_photo(str(photo), reduce=decode_reduction(w, h))
-                v = reader.view(img, w / img.shape[1])
+                v = reader.view_path(str(photo))
                 np.savez_compressed(f, flattened=v.flattened, corners=v.location.corners_xy,
                                     meta=json.dumps({"orientation": v.location.orientation,
                                                      "confidence": v.location.confidence,

@@ -8,14 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from calibration.template import FLAT_PX_PER_MM
 from calibration.user import MAX_VIEWS, Calibration, CalibrationError, EmptyView
 from vision.evidence.change import align_to_reference
-from vision.image_io import load_photo, read_header
 from vision.light import LitBoard, light_board, warp_quads_frame
-from vision.locate import locate_board
-from vision.read import BoardView, Reader, decode_reduction
-from vision.rectify import flatten
+from vision.read import BoardView, Reader
 from vision.spaces import cut_spaces
 
 PLAYED_LIMIT = 3  # confidently claimed tracks that make a calibration photo a played board
@@ -32,9 +28,10 @@ def fit_calibration(photos: list[str], reader=None, step=None) -> tuple[Calibrat
     if len(photos) > MAX_VIEWS:
         raise CalibrationError(f"{len(photos)} photos; a calibration takes at most {MAX_VIEWS}")
     step = step or (lambda: None)
+    reader = reader or Reader(calibration=None, use_classifier=False)
     flats = []
     for photo in photos:
-        flats.append(_flatten_photo(photo))
+        flats.append(reader.view_path(photo).flattened)
         step()
     return fit_from_flattened(flats, [str(p) for p in photos], reader, step)
 
@@ -79,10 +76,3 @@ def fit_from_flattened(flats: list[np.ndarray], names: list[str], reader=None, s
         if step is not None:
             step()
     return Calibration(tuple(views)), warnings
-
-
-def _flatten_photo(path: str) -> np.ndarray:
-    w, h = read_header(path).size_wh
-    img = load_photo(path, reduce=decode_reduction(w, h))
-    loc = locate_board(img)
-    return flatten(img, loc.corners_xy, px_per_mm=FLAT_PX_PER_MM)

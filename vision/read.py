@@ -114,9 +114,14 @@ class Reader:
 
     def trace_path(self, path: str) -> ReadingTrace:
         t0 = time.perf_counter()
+        return self.trace_view(self.view_path(path), image_name=str(path), t_start=t0)
+
+    def view_path(self, path: str) -> BoardView:
+        """Load a photo file (EXIF applied; a large JPEG decoded reduced), locate and flatten its
+        board; the location is in the photo file's pixels."""
         w, h = read_header(path).size_wh
         img = load_photo(path, reduce=decode_reduction(w, h))
-        return self.trace(img, image_name=str(path), t_start=t0, scale_to_photo=w / img.shape[1])
+        return self.view(img, scale_to_photo=w / img.shape[1])
 
     def read(self, image_bgr: np.ndarray, image_name: str = "") -> Reading:
         return self.trace(image_bgr, image_name).reading
@@ -131,7 +136,11 @@ class Reader:
     def view(self, image_bgr: np.ndarray, scale_to_photo: float = 1.0) -> BoardView:
         """Locate and flatten: the board in a photo as the reader sees it (raises BoardNotFound and
         the like). Its location is in the photo's pixels (`scale_to_photo` times the image's)."""
-        loc = locate_board(image_bgr)
+        return self.view_at(image_bgr, locate_board(image_bgr), scale_to_photo)
+
+    def view_at(self, image_bgr: np.ndarray, loc: BoardLocation, scale_to_photo: float = 1.0) -> BoardView:
+        """The board at a known location (in the image's pixels) flattened, as `view` does after
+        locating it."""
         warnings = list(loc.warnings)
         warnings.extend(w for w in photo_warnings(image_bgr, loc) if w not in warnings)
         flat = flatten(image_bgr, loc.corners_xy, px_per_mm=self.settings.px_per_mm)

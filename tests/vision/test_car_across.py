@@ -13,7 +13,6 @@ from scoring.board import load_board
 from vision.evidence.colour import ColourModel
 from vision.read import BoardView, Reader
 from vision.reading import SPACE_CLASSES, BoardLocation
-from vision.rectify import camera_position, flatten, photo_px_per_mm
 from vision.settings import ColourSettings, ReaderSettings, SampleSettings
 from vision.spaces import across_steps
 from vision.synth.board_art import _space_frame
@@ -63,10 +62,7 @@ def test_a_car_beside_the_middle_of_its_space_is_found_where_it_shows():
 def true_view(reader: Reader, photo) -> BoardView:
     """A rendered photo's board flattened through its true corners: what the cars are read from,
     whether or not the locator (whose pixels move a little between OpenCV versions) confirms it."""
-    corners = np.asarray(photo.corners_xy, float)
-    image = photo.image_bgr
-    return BoardView(BoardLocation(corners, 0, 1.0), flatten(image, corners, px_per_mm=reader.settings.px_per_mm),
-                     camera_position(corners, image.shape[1::-1]), photo_px_per_mm(corners))
+    return reader.view_at(photo.image_bgr, BoardLocation(np.asarray(photo.corners_xy, float), 0, 1.0))
 
 
 def test_the_reader_reads_sloppy_cars_at_least_as_well_when_it_looks_across():
