@@ -13,35 +13,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from labelled import labelled_photos  # noqa: E402 (this folder: the scripts' own helper)
+from labelled import compare_tracks, labelled_photos  # noqa: E402 (this folder: the scripts' own helper)
 
 from scoring.errors import TtrError  # noqa: E402
 from vision.read import Reader  # noqa: E402
-
-
-def _key(a: str, b: str, colour: str):
-    return frozenset((a, b)), colour
-
-
-def compare(truth: dict, reading) -> tuple[list[tuple], int]:
-    """(wrong groups as (a, b, colour, truth owners, read owners, any doubtful), doubtful count)."""
-    want, got = defaultdict(list), defaultdict(list)
-    for t in truth["tracks"]:
-        want[_key(t["a"], t["b"], t["color"])].append(str(t["owner"]))
-    for t in reading.tracks:
-        got[_key(t.a, t.b, t.color)].append(t)
-    wrong = []
-    for key, owners in want.items():
-        read = got[key]
-        if sorted(owners) != sorted(str(t.owner) for t in read):
-            a, b = sorted(key[0])
-            wrong.append((a, b, key[1], owners, [t.owner for t in read], any(t.doubtful for t in read)))
-    return wrong, sum(t.doubtful for t in reading.tracks)
 
 
 def main(argv=None) -> int:
@@ -63,7 +42,8 @@ def main(argv=None) -> int:
         except TtrError as e:
             print(f"{photo.name:28s} FAILED: {e}")
             continue
-        wrong, doubtful = compare(json.loads(gt.read_text(encoding="utf-8")), reading)
+        seen = compare_tracks(json.loads(gt.read_text(encoding="utf-8")), reading.tracks)
+        wrong, doubtful = seen["wrong"], seen["doubtful"]
         unflagged = [w[:5] for w in wrong if not w[5]]
         n_photos += 1
         n_wrong += len(wrong)
