@@ -186,11 +186,8 @@ def _offline_env(work: Path) -> None:
 
 
 def train_and_export(data_dir: Path, work: Path, out_dir: Path, epochs: int, imgsz: int, batch: int,
-                     seed: int, device: str = "cpu", jitter: tuple[float, float, float] = (0.0, 0.35, 0.35),
-                     architecture: str = TEACHER_YAML, name: str = "space_classifier") -> dict:
-    """Train a net from its yaml (yolo11n-cls) on data_dir, export ONNX to out_dir/<name>.onnx.
-    Returns metrics. `jitter`: the largest hue, saturation and brightness changes (no hue by
-    default: the colour is part of the space classifier's answer).
+                     seed: int, device: str = "cpu") -> dict:
+    """Train yolo11n-cls from its yaml on data_dir, export ONNX to out_dir. Returns metrics.
 
     On the CPU the data loads in the main process, so a run is repeatable bit for bit; on a GPU
     (`device` "0", ...) loader workers keep it fed, and runs differ a little."""
@@ -200,13 +197,13 @@ def train_and_export(data_dir: Path, work: Path, out_dir: Path, epochs: int, img
     except ImportError:
         raise TtrError("training needs the train extra: pip install '.[train]' (ultralytics, torch)") from None
     settings.update({"sync": False})
-    model = YOLO(architecture_yaml(architecture))
-    # Patches may be upside down (tracks run both ways).
+    model = YOLO(TEACHER_YAML)
+    # No hue shift (the colour is part of the answer); patches may be upside down (tracks run both ways).
     res = model.train(data=str(data_dir.resolve()), epochs=epochs, imgsz=imgsz, batch=batch, device=device,
                       workers=0 if device == "cpu" else 4, project=str((work / "runs").resolve()), name="cls",
                       exist_ok=True,
                       plots=False, amp=False, seed=seed, deterministic=True, warmup_epochs=0,
-                      hsv_h=jitter[0], hsv_s=jitter[1], hsv_v=jitter[2], fliplr=0.5, flipud=0.5, scale=0.1, erasing=0.0,
+                      hsv_h=0.0, hsv_s=0.35, hsv_v=0.35, fliplr=0.5, flipud=0.5, scale=0.1, erasing=0.0,
                       auto_augment=None, pretrained=False, verbose=False, patience=100)
     metrics = {}
     try:
@@ -215,7 +212,7 @@ def train_and_export(data_dir: Path, work: Path, out_dir: Path, epochs: int, img
         pass
     onnx_path = Path(model.export(format="onnx", dynamic=True, imgsz=imgsz, simplify=True, verbose=False))
     out_dir.mkdir(parents=True, exist_ok=True)
-    dest = out_dir / f"{name}.onnx"
+    dest = out_dir / "space_classifier.onnx"
     shutil.copyfile(onnx_path, dest)
     names = model.names if isinstance(model.names, dict) else dict(enumerate(model.names))
     metrics["classes"] = [names[i] for i in range(len(names))]
@@ -381,37 +378,7 @@ def _finetune_run(args, real: Path, leave_out, init: Path) -> int:
             if m["real_left_out_top1"] is not None else "")
     print(f"wrote {out_dir / 'space_classifier.onnx'} and space_classifier.json (fine-tuned from {init}; real "
           f"train top1 {m['real_train_top1']:.3f} (start {m['real_train_top1_init']:.3f}){held})")
-    if not getattr(args, "no_occupancy", False):
-        _occupancy_run(args, work)
     if not args.work:
-        shutil.rmtree(work, ignore_errors=True)
-    return 0
-
-
-def _occupancy_run(args, work: Path | None = None) -> int:
-    """The occupancy net beside the space classifier (models/occupancy.py), same patch geometry."""
-    from models import occupancy  # it builds on this module
-
-    p = dict(DEFAULTS)
-    p.update(occupancy.DEFAULTS)
-    if args.smoke:
-        p["photo_wh"] = SMOKE["photo_wh"]
-        p.update(occupancy.SMOKE)
-    p["imgsz"], p["car_seen_height_mm"] = args.imgsz, args.car_seen_height
-    out_dir = Path(args.out)
-    beside = out_dir / "space_classifier.json"
-    if beside.is_file():  # the reader gives both nets the same patches: cut them as the classifier's
-        cfg = json.loads(beside.read_text(encoding="utf-8"))
-        p["imgsz"], p["side_mm"] = int(cfg["imgsz"]), float(cfg["crop"]["side_mm"])
-        p["car_seen_height_mm"] = float(cfg["crop"].get("car_seen_height_mm", 0.0))
-    if args.photo_size:
-        p["photo_wh"] = args.photo_size
-    own_work = work is None and not args.work
-    work = work or (Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="ttr_train_")))
-    out_dir.mkdir(parents=True, exist_ok=True)
-    occupancy.make_occupancy(out_dir, work, p, "ttr train " + " ".join(a for a in sys.argv[1:] if a != "train"),
-                   smoke=bool(args.smoke), device=args.device)
-    if own_work:
         shutil.rmtree(work, ignore_errors=True)
     return 0
 
@@ -459,8 +426,6 @@ def make_model(args) -> int:
         raise TtrError("--paste N goes with --real DIR and a starting net (not --init none)")
     if real is not None and init is not None:
         return _finetune_run(args, real, leave_out, init)
-    if getattr(args, "occupancy_only", False):
-        return _occupancy_run(args)
     p = dict(DEFAULTS)
     if args.smoke:
         p.update(SMOKE)

@@ -30,10 +30,6 @@ def add_arguments(parser):
                         help="share of the boards rendered in another home's world: another copy of the board, "
                              "light, phone and cars (`ttr render --world varied`; default "
                              f"{DEFAULTS['varied_share']}); the seeds stay below the test seeds 9000-9999")
-    parser.add_argument("--occupancy-only", action="store_true",
-                        help="make only the colour-blind occupancy net (models/occupancy.py), beside the classifier")
-    parser.add_argument("--no-occupancy", action="store_true",
-                        help="make only the space classifier, not the occupancy net after it")
     parser.add_argument("--smoke", action="store_true", help="a seconds-long run that checks the recipe")
     parser.add_argument("--device", default="cpu", metavar="DEV",
                         help="cpu (default, the committed model's) or a CUDA device such as 0")
