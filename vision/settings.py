@@ -209,8 +209,8 @@ class SeveralSettings:
     tilt_power: float = 2.0
     glare_weight: float = 0.25  # a space under glare the light normalisation leaves
     min_outline_weight: float = 0.1  # a photo whose outline is unsure (confidence 0) still counts a little
-    # Two photos of one position disagree, both sure, only where one of them misreads and is sure of
-    # it (at most a couple of tracks a photo); a moved double already makes two. More than this is
+    # Two photos of one position disagree, one at least sure, only where one of them misreads (at
+    # most a couple of tracks a photo); a moved double already makes two. More than this is
     # another position.
     max_disagreeing: int = 4
 

@@ -7,8 +7,8 @@ steeply it looks down on the space, glare on it, how sure its outline is), and t
 once. A track the photos read differently, each sure of its own reading, is doubtful and says so.
 
 A photo that shows another game position (or another board) is refused, never mixed in: against
-the first photo read, it reads more than `SeveralSettings.max_disagreeing` tracks otherwise, both
-sure. A photo that cannot be read at all is refused with its error; the others are still read.
+the first photo read, it reads more than `SeveralSettings.max_disagreeing` tracks otherwise, one
+photo at least sure of its reading. A photo that cannot be read at all is refused with its error; the others are still read.
 """
 from __future__ import annotations
 
@@ -134,14 +134,16 @@ def combine(reader: Reader, parts: list[PhotoPart]) -> SameBoardReading:
 
 
 def disagreeing_tracks(a: list[TrackReading], b: list[TrackReading], reader: Reader) -> list[TrackReading]:
-    """The tracks two readings of a board give different claims, both sure of their own (not
-    doubtful). The lanes of a double printed alike count as a pair: the same owners swapped
+    """The tracks two readings of a board give different claims, one of them at least sure of its
+    own (not doubtful): a photo sure of a claim the other photo does not see is a contradiction,
+    however unsure the other is (the lanes of a moved double, seen coarsely, are often doubtful in
+    one photo). The lanes of a double printed alike count as a pair: the same owners swapped
     between them are the same claim."""
     board = reader.board
     out = []
     for t in board.tracks:
         x, y = a[t.id], b[t.id]
-        if x.doubtful or y.doubtful or x.owner == y.owner:
+        if (x.doubtful and y.doubtful) or x.owner == y.owner:
             continue
         o = board.double_ids[t.id]
         if o >= 0 and board.tracks[o].color == t.color and sorted(map(str, (x.owner, a[o].owner))) == sorted(

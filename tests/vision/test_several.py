@@ -74,10 +74,27 @@ def test_a_track_a_sure_photo_reads_otherwise_is_doubtful_and_says_so(reader, pa
     tid = next(t.track_id for t in a.tracks if t.owner and not t.doubtful)
     moved = list(b.tracks)
     moved[tid] = replace(moved[tid], owner=None, doubtful=False, reason="")  # photo b sure of nobody there
-    assert [t.track_id for t in disagreeing_tracks(a.tracks, moved, reader)] == [tid]
+    before = {t.track_id for t in disagreeing_tracks(a.tracks, b.tracks, reader)}
+    assert tid not in before
+    assert {t.track_id for t in disagreeing_tracks(a.tracks, moved, reader)} == before | {tid}
     b_moved = PhotoPart(parts["b"].image, replace(b, tracks=moved))
     got = combine(reader, [parts["a"], b_moved]).reading.tracks[tid]
     assert got.doubtful and got.reason.startswith("the photos disagree:") and "nobody" in got.reason
+
+
+def test_a_sure_claim_the_other_photo_doubts_away_counts_against_one_position(reader, parts):
+    # A moved double seen coarsely: photo b reads nobody on a lane photo a is sure of, and doubts it.
+    a, b = parts["a"].trace, parts["b"].trace
+    tid = next(t.track_id for t in a.tracks if t.owner and not t.doubtful)
+    moved = list(b.tracks)
+    moved[tid] = replace(moved[tid], owner=None, doubtful=True, reason="")
+    before = {t.track_id for t in disagreeing_tracks(a.tracks, b.tracks, reader)}
+    assert tid not in before
+    assert {t.track_id for t in disagreeing_tracks(a.tracks, moved, reader)} == before | {tid}
+    # Both unsure of what they read otherwise: no contradiction.
+    unsure_a = list(a.tracks)
+    unsure_a[tid] = replace(unsure_a[tid], doubtful=True)
+    assert tid not in {t.track_id for t in disagreeing_tracks(unsure_a, moved, reader)}
 
 
 def test_each_photo_counts_where_it_sees_well(parts):
