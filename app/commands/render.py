@@ -23,7 +23,7 @@ from scoring.errors import TtrError
 from vision.synth import trains
 from vision.synth.positions import random_position
 from vision.synth.render import default_model, game_dict, render_flat_board, render_photo, truth_dict
-from vision.synth.world import random_world
+from vision.synth.world import LIGHTS, random_world
 
 # Photo sizes when --size is not given: small uploads to 12 MP, landscape and portrait.
 SIZES = ((640, 480), (1008, 756), (1280, 960), (1600, 1200), (1920, 1080), (2016, 1512),
@@ -75,9 +75,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(16:9 and 4:3 frames incl. 1600x900 unless --size; old phones' noise, soft lens, "
                              "JPEG 35-70) and other cars (each player's shade, worn plastic); recorded in the "
                              "truth as \"world\". Seeds 9000-9999 are kept for testing (docs/data.md)")
+    parser.add_argument("--light", choices=LIGHTS,
+                        help="with --world varied: every photo in this kind of light (flash: the phone's "
+                             "flash with its hot spot and glare on the glossy board), its strength and colour "
+                             "still drawn (default: the kind drawn too)")
 
 
 def run(args) -> int:
+    if args.light and args.world != "varied":
+        raise TtrError("--light goes with --world varied (the usual world has one light)")
     if args.count < 1:
         raise TtrError("--count must be at least 1")
     if args.quality is not None and not 1 <= args.quality <= 100:
@@ -104,7 +110,7 @@ def run(args) -> int:
         photo = f"{stem}.jpg"
         world = None
         if args.world == "varied":
-            world = random_world([args.seed, i, WORLD_STREAM], default_model().printed_bgr)
+            world = random_world([args.seed, i, WORLD_STREAM], default_model().printed_bgr, args.light)
         if args.flat:
             ppm = 2.0
             img = render_flat_board(rng, claims, ppm, hands=trains.HANDS[args.hands], world=world)

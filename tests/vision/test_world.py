@@ -23,6 +23,7 @@ from vision.synth.world import (
     INK_CHROMA,
     INK_HUE_DEG,
     INK_LIGHTNESS,
+    LIGHTS,
     MIN_INK_DE,
     MIN_PLASTIC_DE,
     NEUTRAL_INKS,
@@ -215,3 +216,22 @@ def test_ttr_render_varied_records_its_world_and_frames_the_photo(tmp_path):
     assert (img.shape[1], img.shape[0]) == world.phone.size_wh == tuple(truth["image_size"])
     c = np.array(truth["corners"])
     assert (c >= 0).all() and (c[:, 0] <= img.shape[1]).all() and (c[:, 1] <= img.shape[0]).all()
+
+
+@pytest.mark.parametrize("kind", LIGHTS)
+def test_a_world_can_be_told_its_light_and_keeps_its_copy_of_the_board(kind):
+    for s in range(9000, 9010):
+        told, drawn = random_world([s, 0, 1], PRINTED, kind), random_world([s, 0, 1], PRINTED)
+        assert told.light.kind == kind
+        assert told.print_run == drawn.print_run  # drawn before the light: the same copy of the board
+        assert (told.light == drawn.light) == (drawn.light.kind == kind)
+
+
+def test_ttr_render_light_goes_with_the_varied_world(tmp_path, capsys):
+    assert ttr(["render", "--out", str(tmp_path), "--light", "flash"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("ttr: error: --light") and "\n" not in err
+    assert ttr(["render", "--out", str(tmp_path), "--count", "1", "--seed", "9001", "--world", "varied",
+                "--light", "flash", "--size", "800x600"]) == 0
+    truth = json.loads((tmp_path / "gt" / "render_9001_00000.json").read_text())
+    assert truth["world"]["light"]["kind"] == "flash" and truth["world"]["light"]["glare"] > 0

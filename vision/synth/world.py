@@ -276,9 +276,13 @@ class Light:
         return float(self.exposure ** 0.3)
 
 
-def random_light(rng: np.random.Generator) -> Light:
-    """One of `LIGHTS` (`LIGHT_P`) with its colour, strength and rendition drawn."""
-    kind = str(rng.choice(LIGHTS, p=LIGHT_P))
+def random_light(rng: np.random.Generator, kind: str | None = None) -> Light:
+    """One of `LIGHTS` (`LIGHT_P`, or `kind` when given) with its colour, strength and rendition
+    drawn."""
+    drawn = str(rng.choice(LIGHTS, p=LIGHT_P))  # drawn even when told, so the draws after it stay
+    kind = drawn if kind is None else kind
+    if kind not in LIGHTS:
+        raise ValueError(f"no light {kind!r}: one of {', '.join(LIGHTS)}")
     # A light's spectrum differs from daylight's most in a warm light: coloured things turn a few
     # degrees and lose or gain saturation where gray stays gray. A turn of 1 degree about linear
     # RGB's gray axis turns a saturated red or orange print by 3-4 degrees of CIE hue.
@@ -486,10 +490,10 @@ class World:
         return r(asdict(self))
 
 
-def random_world(seed: list[int], printed_bgr: dict[str, np.ndarray]) -> World:
+def random_world(seed: list[int], printed_bgr: dict[str, np.ndarray], light: str | None = None) -> World:
     """A world drawn from `seed` alone (a list of ints; see `docs/data.md` for the seeds kept for
-    testing): a copy of the board around `printed_bgr` (the measured copy's print), a light, a
-    camera and the players' plastic."""
+    testing): a copy of the board around `printed_bgr` (the measured copy's print), a light (of
+    the kind `light` when given), a camera and the players' plastic."""
     rng = np.random.default_rng(seed)
-    return World(random_print_run(rng, printed_bgr), random_light(rng), random_phone(rng), random_cars(rng),
+    return World(random_print_run(rng, printed_bgr), random_light(rng, light), random_phone(rng), random_cars(rng),
                  [int(s) for s in seed])
