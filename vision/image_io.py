@@ -71,6 +71,7 @@ class PhotoHeader:
     format: str  # Pillow's format name: "JPEG", "PNG", "WEBP", "HEIF", ...
     size_wh: tuple[int, int]  # displayed size (EXIF orientation applied)
     orientation: int  # EXIF orientation tag, 1..8 (1 = as stored)
+    flash_fired: bool | None = None  # EXIF: the camera's flash fired (None: the file does not say)
 
 
 def _read_bytes(path_or_bytes) -> tuple[bytes, str]:
@@ -116,14 +117,16 @@ def read_header(path_or_bytes) -> PhotoHeader:
 
 def _header(im, name: str) -> PhotoHeader:
     w, h = im.size
-    orientation = 1
+    orientation, flash = 1, None
     # Refuse a huge image before anything can decode it (Pillow's PNG getexif() decodes pixels).
     if w * h <= MAX_EXIF_PIXELS and im.format != "HEIF":  # pillow-heif applies HEIF's own rotation
-        orientation = _exif_orientation(im)
+        exif = _exif(im)
+        orientation, flash = _exif_orientation(exif), _exif_flash_fired(exif)
     if orientation in _TURNED_QUARTER:
         w, h = h, w
     _check_shape(name, int(w), int(h))
-    return PhotoHeader(format=im.format or "?", size_wh=(int(w), int(h)), orientation=orientation)
+    return PhotoHeader(format=im.format or "?", size_wh=(int(w), int(h)), orientation=orientation,
+                       flash_fired=flash)
 
 
 def _check_shape(name: str, w: int, h: int) -> None:
@@ -138,21 +141,37 @@ def _check_shape(name: str, w: int, h: int) -> None:
                          f"(at most {MAX_ASPECT:g}:1)")
 
 
-def _exif_orientation(im) -> int:
-    """EXIF orientation tag 1..8 from the header (1 when absent or unreadable)."""
+def _exif(im) -> Image.Exif | None:
+    """The header's EXIF block (None when absent or unreadable)."""
     try:
         if im.format == "PNG":  # only an eXIf chunk before the pixels; never load() for it
             raw = im.info.get("exif")
             if not raw:
-                return 1
+                return None
             exif = Image.Exif()
             exif.load(raw)
-        else:
-            exif = im.getexif()
-        value = int(exif.get(ExifTags.Base.Orientation, 1) or 1)
+            return exif
+        return im.getexif()
     except Exception:  # a broken EXIF block is not worth refusing the photo for
+        return None
+
+
+def _exif_orientation(exif: Image.Exif | None) -> int:
+    """EXIF orientation tag 1..8 (1 when absent or unreadable)."""
+    try:
+        value = int(exif.get(ExifTags.Base.Orientation, 1) or 1) if exif is not None else 1
+    except Exception:  # noqa: BLE001 - a broken tag is not worth refusing the photo for
         return 1
     return value if value in _EXIF_ORIENTATIONS else 1
+
+
+def _exif_flash_fired(exif: Image.Exif | None) -> bool | None:
+    """Whether the camera's flash fired (the EXIF Flash tag's lowest bit; None when it is absent)."""
+    try:
+        value = exif.get_ifd(ExifTags.IFD.Exif).get(ExifTags.Base.Flash) if exif is not None else None
+        return None if value is None else bool(int(value) & 1)
+    except Exception:  # noqa: BLE001 - a broken tag says nothing
+        return None
 
 
 def _complete(fmt: str, data: bytes) -> bool:

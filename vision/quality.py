@@ -3,6 +3,7 @@
 In: the photo (BGR uint8) and where the board is in it (`BoardLocation`).
 Out: `photo_warnings(...) -> list[str]`, one short sentence each, saying what to do better:
 too dark, blurred, glare on the board, board small in the frame. Empty when the photo looks fine.
+(`MSG_FLASH`, the flash fired, comes from the file's EXIF: `vision.read.Reader.view_path`.)
 
 Scale-aware: brightness and glare are measured on the map flattened at 1 px/mm; sharpness on a
 window of the map taken at the photo's own resolution and then area-averaged to 1 px/mm, so a
@@ -21,6 +22,10 @@ MSG_DARK = "the photo is dark: more light (or no shadow over the board) reads be
 MSG_BLUR = "the photo looks blurred: hold still and let the camera focus on the board"
 MSG_GLARE = "there is glare on the board: tilt the phone or move the light to avoid reflections"
 MSG_SMALL = "the board is small in the photo: come closer so it fills most of the frame"
+# Under a phone's flash half the tracks read wrong are not marked doubtful (docs/ablation.md,
+# flash9700): the photo's own record that the flash fired is the surest sign of it.
+MSG_FLASH = ("the flash fired: its glare hides cars and washes out their colours, and not every misread "
+             "is marked; switch the flash off and take the photo again")
 
 
 def photo_warnings(image_bgr: np.ndarray, location: BoardLocation, cfg: QualityConfig = QualityConfig()) -> list[str]:

@@ -19,7 +19,7 @@ settings are one tree, `vision.settings.ReaderSettings`.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -35,7 +35,7 @@ from vision.fuse import SpaceEvidence, fuse, space_probs
 from vision.image_io import load_photo, read_header
 from vision.light import LitBoard, light_board
 from vision.locate import locate_board, scale_location
-from vision.quality import photo_warnings
+from vision.quality import MSG_FLASH, photo_warnings
 from vision.reading import PLAYER_COLORS, BoardLocation, Notice, Reading, TrackReading
 from vision.rectify import camera_position, flatten, photo_px_per_mm
 from vision.refine import BoardSpaces, lanes_alone, second_look
@@ -119,9 +119,13 @@ class Reader:
     def view_path(self, path: str) -> BoardView:
         """Load a photo file (EXIF applied; a large JPEG decoded reduced), locate and flatten its
         board; the location is in the photo file's pixels."""
-        w, h = read_header(path).size_wh
+        header = read_header(path)
+        w, h = header.size_wh
         img = load_photo(path, reduce=decode_reduction(w, h))
-        return self.view(img, scale_to_photo=w / img.shape[1])
+        view = self.view(img, scale_to_photo=w / img.shape[1])
+        if header.flash_fired:
+            view = replace(view, warnings=(*view.warnings, MSG_FLASH))
+        return view
 
     def read(self, image_bgr: np.ndarray, image_name: str = "") -> Reading:
         return self.trace(image_bgr, image_name).reading

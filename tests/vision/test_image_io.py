@@ -9,7 +9,9 @@ import zlib
 import cv2
 import numpy as np
 import pytest
-from PIL import Image
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from PIL import ExifTags, Image
 
 from scoring.errors import TtrError
 from vision.image_io import MAX_PIXELS, PhotoError, load_photo, read_header
@@ -192,3 +194,27 @@ def test_only_regular_files_are_read(tmp_path):
         f.truncate(200_000_000)  # sparse: refused by its size, nothing read
     with pytest.raises(PhotoError, match="too large"):
         load_photo(big)
+
+
+def _jpeg_with_flash(value: int | None) -> bytes:
+    im = Image.fromarray(np.full((600, 800, 3), 180, np.uint8))
+    exif = Image.Exif()
+    if value is not None:
+        exif.get_ifd(ExifTags.IFD.Exif)[ExifTags.Base.Flash] = value
+    out = io.BytesIO()
+    im.save(out, "JPEG", exif=exif)
+    return out.getvalue()
+
+
+@given(st.integers(0, 0x7F))
+@settings(max_examples=30, deadline=None)
+def test_the_exif_flash_tag_says_whether_the_flash_fired(value):
+    # Its lowest bit is "fired"; the others say how (auto, red-eye, return light).
+    assert read_header(_jpeg_with_flash(value)).flash_fired is bool(value & 1)
+
+
+def test_a_photo_that_does_not_say_is_not_taken_for_a_flash_photo():
+    assert read_header(_jpeg_with_flash(None)).flash_fired is None
+    png = io.BytesIO()
+    Image.fromarray(np.zeros((600, 800, 3), np.uint8)).save(png, "PNG")
+    assert read_header(png.getvalue()).flash_fired is None

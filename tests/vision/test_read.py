@@ -356,3 +356,29 @@ def test_score_reads_the_photo_and_tallies_the_game_file(tmp_path):
     bad.write_text("{not json")
     r = _ttr("score", str(p), "--game", str(bad))
     assert r.returncode == 2 and "Traceback" not in r.stderr and r.stderr.startswith("ttr: error:")
+
+
+def test_a_photo_whose_flash_fired_says_so_and_one_without_does_not(tmp_path):
+    # Under a flash half the misreads go unmarked (docs/ablation.md): the reading says to retake it.
+    import io
+
+    from PIL import ExifTags, Image
+
+    from vision.quality import MSG_FLASH
+    from vision.read import Reader
+    from vision.synth.positions import random_position
+    from vision.synth.render import render_photo
+
+    rng = np.random.default_rng(12)
+    photo = render_photo(rng, random_position(rng, load_board()), (1200, 900))
+    reader = Reader()
+    for fired in (True, False, None):
+        exif = Image.Exif()
+        if fired is not None:
+            exif.get_ifd(ExifTags.IFD.Exif)[ExifTags.Base.Flash] = 0x19 if fired else 0x10
+        out = io.BytesIO()
+        Image.open(io.BytesIO(photo.jpeg)).save(out, "JPEG", quality=95, exif=exif)
+        path = tmp_path / f"flash_{fired}.jpg"
+        path.write_bytes(out.getvalue())
+        warnings = [str(w) for w in reader.read_path(str(path)).warnings]
+        assert (MSG_FLASH in warnings) is bool(fired)
