@@ -8,7 +8,8 @@ once. A track the photos read differently, each sure of its own reading, is doub
 
 A photo that shows another game position (or another board) is refused, never mixed in: against
 the first photo read, it reads more than `SeveralSettings.max_disagreeing` tracks otherwise, one
-photo at least sure of its reading. A photo that cannot be read at all is refused with its error; the others are still read.
+photo at least sure of its reading. A photo that cannot be read at all is refused with its error;
+the others are still read.
 """
 from __future__ import annotations
 

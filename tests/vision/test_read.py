@@ -358,20 +358,15 @@ def test_score_reads_the_photo_and_tallies_the_game_file(tmp_path):
     assert r.returncode == 2 and "Traceback" not in r.stderr and r.stderr.startswith("ttr: error:")
 
 
-def test_a_photo_whose_flash_fired_says_so_and_one_without_does_not(tmp_path):
+def test_a_photo_whose_flash_fired_says_so_and_one_without_does_not(tmp_path, reader):
     # Under a flash half the misreads go unmarked (docs/ablation.md): the reading says to retake it.
     import io
 
     from PIL import ExifTags, Image
 
     from vision.quality import MSG_FLASH
-    from vision.read import Reader
-    from vision.synth.positions import random_position
-    from vision.synth.render import render_photo
 
-    rng = np.random.default_rng(12)
-    photo = render_photo(rng, random_position(rng, load_board()), (1200, 900))
-    reader = Reader()
+    photo, _ = _render(12, (1200, 900))
     for fired in (True, False, None):
         exif = Image.Exif()
         if fired is not None:
