@@ -15,8 +15,10 @@ from hypothesis import strategies as st
 from app.cli import main as ttr
 from calibration.template import load_template
 from scoring.board import load_board
+from vision.image_io import read_header
 from vision.light import light_board
 from vision.spaces import inner_mean_lab
+from vision.synth.camera import with_flash_tag
 from vision.synth.positions import random_position
 from vision.synth.render import default_model, render_flat_board
 from vision.synth.world import (
@@ -78,6 +80,7 @@ def test_the_usual_world_renders_what_it_always_did(tmp_path, args, hashes):
     got = [hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(tmp_path.glob("*.jpg"))]
     assert got == hashes
     assert not any("world" in json.loads(p.read_text()) for p in (tmp_path / "gt").glob("*.json"))
+    assert all(read_header(str(p)).flash_fired is None for p in tmp_path.glob("*.jpg"))  # no phone's tags
 
 
 def _lch(lab):
@@ -235,3 +238,25 @@ def test_ttr_render_light_goes_with_the_varied_world(tmp_path, capsys):
                 "--light", "flash", "--size", "800x600"]) == 0
     truth = json.loads((tmp_path / "gt" / "render_9001_00000.json").read_text())
     assert truth["world"]["light"]["kind"] == "flash" and truth["world"]["light"]["glare"] > 0
+
+
+@pytest.mark.parametrize("kind", ["flash", "tungsten"])
+def test_a_varied_render_says_whether_its_flash_fired_as_a_phone_does(tmp_path, kind):
+    # The reader takes a photo whose flash fired by its own doubt standard: renders must say so too.
+    assert ttr(["render", "--out", str(tmp_path), "--count", "1", "--seed", "9001", "--world", "varied",
+                "--light", kind, "--size", "800x600"]) == 0
+    assert read_header(str(tmp_path / "render_9001_00000.jpg")).flash_fired is (kind == "flash")
+
+
+@pytest.mark.parametrize("fired", [True, False])
+def test_the_flash_tag_keeps_the_picture_as_it_was(tmp_path, fired):
+    img = np.random.default_rng(5).integers(0, 255, (80, 120, 3), dtype=np.uint8)
+    data = cv2.imencode(".jpg", img)[1].tobytes()
+    tagged = with_flash_tag(data, fired)
+    assert len(tagged) > len(data)
+    assert np.array_equal(cv2.imdecode(np.frombuffer(tagged, np.uint8), cv2.IMREAD_COLOR),
+                          cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR))
+    (tmp_path / "tagged.jpg").write_bytes(tagged)
+    assert read_header(str(tmp_path / "tagged.jpg")).flash_fired is fired
+    with pytest.raises(ValueError):
+        with_flash_tag(b"PNG", fired)

@@ -3,7 +3,8 @@ lens, the light and the JPEG encoder do to the picture.
 
 `random_camera(rng, size_wh)` -> `Camera` (a board-mm -> photo-px homography and the camera's
 position over the board); `table(rng, size_wh)` -> a background; `photograph(...)` lays the flat
-board into the photo and applies light, blur, noise; `jpeg(rng, img)` encodes it.
+board into the photo and applies light, blur, noise; `jpeg(rng, img)` encodes it and
+`with_flash_tag` writes in it, as a phone does, whether the flash fired.
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 
 import cv2
 import numpy as np
+from PIL import ExifTags, Image
 
 from vision.synth.board_art import BOARD_MM, fractal_noise
 from vision.synth.world import World, light_photo, meter, phone_finish
@@ -328,6 +330,25 @@ def jpeg(rng: np.random.Generator, img: np.ndarray, quality: int | None = None) 
     if not ok:
         raise RuntimeError("JPEG encoding failed")
     return buf.tobytes()
+
+
+# The EXIF Flash tag as a phone in auto mode writes it: fired, or not fired.
+FLASH_FIRED, FLASH_NOT_FIRED = 0x19, 0x18
+
+
+def with_flash_tag(data: bytes, fired: bool) -> bytes:
+    """JPEG bytes `data` with an EXIF block that says whether the flash fired (the image data is
+    kept as it is: the block is put in after the file's JFIF header)."""
+    exif = Image.Exif()
+    exif.get_ifd(ExifTags.IFD.Exif)[ExifTags.Base.Flash] = FLASH_FIRED if fired else FLASH_NOT_FIRED
+    block = exif.tobytes()  # b"Exif\0\0" and the TIFF structure: an APP1 segment's payload
+    segment = b"\xff\xe1" + (len(block) + 2).to_bytes(2, "big") + block
+    if data[:2] != b"\xff\xd8":
+        raise ValueError("not a JPEG")
+    at = 2
+    if data[2:4] == b"\xff\xe0":  # JFIF's APP0 stays first
+        at = 4 + int.from_bytes(data[4:6], "big")
+    return data[:at] + segment + data[at:]
 
 
 # --- Hostile backgrounds --------------------------------------------------------------------------

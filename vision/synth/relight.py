@@ -49,6 +49,7 @@ from vision.settings import SampleSettings
 from vision.spaces import inner_mean_lab, space_frames, space_grid
 
 INNER = SampleSettings().inner  # the part of a space the reader measures
+from vision.synth.camera import with_flash_tag
 from vision.synth.render import default_model, owners_from_truth
 from vision.synth.world import (
     World,
@@ -308,4 +309,5 @@ def relight(image_bgr: np.ndarray, truth: dict, world: World, rng: np.random.Gen
     new = dict(truth)
     new.update(image_size=[out.shape[1], out.shape[0]], corners=np.round(corners, 2).tolist(),
                world=world.to_dict(), frame={"crop_xywh": [x, y, cw, ch], "scale": round(scale, 5), "kind": kind})
-    return Relit(buf.tobytes(), new, (out.shape[1], out.shape[0]))
+    data = with_flash_tag(buf.tobytes(), world.light.kind == "flash")
+    return Relit(data, new, (out.shape[1], out.shape[0]))

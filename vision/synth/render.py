@@ -20,7 +20,7 @@ from scoring.rules import TICKET_VALUES
 from vision.rectify import flatten, photo_px_per_mm
 from vision.synth import board_art
 from vision.synth.board_art import BOARD_MM, N_LOOKS, PAPER_LEVEL, BoardModel
-from vision.synth.camera import Camera, Scene, jpeg, photograph_scene, random_camera
+from vision.synth.camera import Camera, Scene, jpeg, photograph_scene, random_camera, with_flash_tag
 from vision.synth.trains import CAREFUL, Hands, Plastic, draw_cars, draw_markers, place_cars, place_markers
 from vision.synth.world import World, paper_of, reprint
 
@@ -194,6 +194,8 @@ def render_photo(rng: np.random.Generator, claims: dict[str, list[int]], size_wh
     if quality is None and world is not None:
         quality = world.phone.jpeg_quality
     data = jpeg(rng, img, quality)
+    if world is not None:  # another home's phone says whether its flash fired, as phones do
+        data = with_flash_tag(data, world.light.kind == "flash")
     decoded = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
     corners = camera.corners_xy
     truth = truth_dict(board, claims, corners, (w, h))
