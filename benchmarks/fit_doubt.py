@@ -10,6 +10,10 @@ The shipped numbers (vision.settings.DoubtSettings, fitted in models/reader_sett
            --empty-fraction), ../shared/real/dev
     python3 benchmarks/fit_doubt.py --fit F7100 F7150 F7200 F7250 F7400 F7600 --check F7300 F8383 ../shared/real/dev
     (--write: the fitted numbers into models/reader_settings.json, with this command and its data)
+The standard of photos whose flash fired (ReaderSettings.doubt_flash, `--flash`; its mark held to
+FLASH_DOUBT_BUDGET) likewise, on renders under a flash (`ttr render --out DIR --world varied
+--light flash --count 30 --seed S`, seeds 7800, then 7850 and 7875 with --empty-fraction 0.15):
+    python3 benchmarks/fit_doubt.py --flash --fit F7800 F7850 F7875
 
 Each DIR holds photos and gt/<photo stem>.json truths (`ttr render --out DIR` makes such a folder;
 ../shared/real/dev is one). Every photo is read once (CACHE/<folder name>/<stem>.npz keeps its
@@ -59,6 +63,9 @@ from vision.settings import DecideSettings, DoubtSettings, write_fitted  # noqa:
 
 # The most doubtful tracks a played photo may ask a player to check (issue 13: "at most 5").
 DOUBT_BUDGET = 5.0
+# ... and a photo whose flash fired (`--flash`): one the reading asks to be taken again without it
+# and, until it is, must mark what it may have misread (issue 28): twice the checks.
+FLASH_DOUBT_BUDGET = 10.0
 
 
 def truth_per_track(truth: dict, reader: Reader, owners_read: list) -> np.ndarray:
@@ -170,9 +177,10 @@ def logistic(x: np.ndarray, y: np.ndarray, ridge: float = 1e-2) -> tuple[float, 
     return float(w[0]), float(w[1])
 
 
-def fit(rows: dict, cfg: DoubtSettings = DoubtSettings(), budget_rows: dict | None = None) -> DoubtSettings:
+def fit(rows: dict, cfg: DoubtSettings = DoubtSettings(), budget_rows: dict | None = None,
+        budget: float = DOUBT_BUDGET) -> DoubtSettings:
     """DoubtSettings with the doubt fitted on `rows` (see the module doc); the mark's standard held
-    to the budget on `budget_rows` (default: `rows`)."""
+    to `budget` doubtful tracks a played photo of `budget_rows` (default: `rows`)."""
     m = per_space(rows, cfg)
     bias, slope = [], []
     for k in range(len(DOUBT_KINDS)):
@@ -187,13 +195,13 @@ def fit(rows: dict, cfg: DoubtSettings = DoubtSettings(), budget_rows: dict | No
     cfg = replace(cfg, bias=tuple(bias), slope=tuple(slope),
                   glare_confidence=round(float(np.floor(glare_right * 100) / 100), 2))
     # The mark: the surest standard (highest `below`, in hundredths) that asks a player to
-    # check at most DOUBT_BUDGET tracks a played photo of the budget set.
+    # check at most `budget` tracks a played photo of the budget set.
     b_rows = rows if budget_rows is None else budget_rows
     conf = 1.0 - p_wrong_of(b_rows, cfg)
     n_played = max(len(set(b_rows["photo"][b_rows["played"]])), 1)
     below = 0.5
     for b in np.arange(0.50, 0.995, 0.01):
-        if np.sum((conf < b) & b_rows["played"]) / n_played <= DOUBT_BUDGET:
+        if np.sum((conf < b) & b_rows["played"]) / n_played <= budget:
             below = round(float(b), 2)
     return replace(cfg, below=below)
 
@@ -244,6 +252,8 @@ def main(argv=None) -> int:
     ap.add_argument("--check", nargs="*", default=[], metavar="DIR", help="photos to check the fit on")
     ap.add_argument("--budget-on", nargs="*", metavar="DIR",
                     help="the fit folders whose played photos hold the doubt budget (default: all of --fit)")
+    ap.add_argument("--flash", action="store_true",
+                    help="fit the standard of photos whose flash fired (doubt_flash; FLASH_DOUBT_BUDGET)")
     ap.add_argument("--cache", default="/tmp/ttr_doubt_cache", help="where the evidence is kept")
     ap.add_argument("--write", action="store_true",
                     help="write the fitted numbers into models/reader_settings.json with this command and its data")
@@ -251,12 +261,13 @@ def main(argv=None) -> int:
     reader = Reader()
     cache = Path(args.cache)
     cached = {d: collect(Path(d), cache / Path(d).resolve().name, reader) for d in dict.fromkeys(args.fit + args.check + (args.budget_on or []))}
-    shipped = reader.settings.doubt
+    shipped = reader.settings.doubt_flash if args.flash else reader.settings.doubt
+    prefix = "doubt_flash" if args.flash else "doubt"
     fit_rows = track_rows([p for d in args.fit for p in cached[d]], shipped)
     budget_rows = None
     if args.budget_on:
         budget_rows = track_rows([p for d in args.budget_on for p in cached[d]], shipped)
-    fitted = fit(fit_rows, shipped, budget_rows)
+    fitted = fit(fit_rows, shipped, budget_rows, FLASH_DOUBT_BUDGET if args.flash else DOUBT_BUDGET)
     g = fit_rows["glared"]
     print(f"fitted on {len(set(fit_rows['photo']))} photos, {len(fit_rows['wrong'])} tracks, "
           f"{fit_rows['wrong'].sum()} wrong: bias={fitted.bias} slope={fitted.slope} "
@@ -277,8 +288,8 @@ def main(argv=None) -> int:
     if args.write:
         data = (f"{len(set(fit_rows['photo']))} photos of {', '.join(Path(d).name for d in args.fit)}, "
                 f"{int(fit_rows['wrong'].sum())} tracks read wrong")
-        write_fitted({"doubt.bias": fitted.bias, "doubt.slope": fitted.slope, "doubt.below": fitted.below,
-                      "doubt.glare_confidence": fitted.glare_confidence},
+        write_fitted({f"{prefix}.bias": fitted.bias, f"{prefix}.slope": fitted.slope, f"{prefix}.below": fitted.below,
+                      f"{prefix}.glare_confidence": fitted.glare_confidence},
                      by="benchmarks/fit_doubt.py " + " ".join(argv if argv is not None else sys.argv[1:]), data=data)
     return 0
 

@@ -39,7 +39,7 @@ from vision.quality import MSG_FLASH, photo_warnings
 from vision.reading import PLAYER_COLORS, BoardLocation, Notice, Reading, TrackReading
 from vision.rectify import camera_position, flatten, photo_px_per_mm
 from vision.refine import BoardSpaces, lanes_alone, second_look
-from vision.settings import ReaderSettings, load_settings
+from vision.settings import DoubtSettings, ReaderSettings, load_settings
 from vision.spaces import CropGeometry, SpaceSamples, sample_spaces
 
 DECODE_SIDE = 2000  # px of photo the reader needs: the board is flattened to ~1600 px wide
@@ -57,6 +57,7 @@ class BoardView:
     camera_mm: np.ndarray | None = None  # see rectify.camera_position (None: as if from straight above)
     seen_px_per_mm: float | None = None  # None: as if sharp enough for every detail
     warnings: tuple = ()  # the locator's and the photo's quality warnings
+    flash_fired: bool = False  # the photo file says its flash fired (its EXIF): doubted by its own standard
 
     @classmethod
     def of_flattened(cls, flattened: np.ndarray, camera_mm=None) -> "BoardView":
@@ -124,7 +125,7 @@ class Reader:
         img = load_photo(path, reduce=decode_reduction(w, h))
         view = self.view(img, scale_to_photo=w / img.shape[1])
         if header.flash_fired:
-            view = replace(view, warnings=(*view.warnings, MSG_FLASH))
+            view = replace(view, warnings=(*view.warnings, MSG_FLASH), flash_fired=True)
         return view
 
     def read(self, image_bgr: np.ndarray, image_name: str = "") -> Reading:
@@ -165,16 +166,16 @@ class Reader:
         samples, first, evidence = self._evidence(lit, view)
         match = None
         if self.calibration is not None:
-            sure_empty = self._sure_empty(evidence)
+            sure_empty = self._sure_empty(evidence, self.doubt_settings(view))
             match, against = check_calibration(self.calibration, lit, samples.printed.lab, sure_empty,
                                                s.calibration, s.change)
             if against is not None:
                 lit = against.lit
                 samples, first, evidence = self._evidence(lit, view, against)
-        decision, tracks = self._decide(evidence)
+        decision, tracks = self._decide(evidence, self.doubt_settings(view))
         set_aside = match.warning() if match is not None else None
         warnings: list[str | Notice] = list(view.warnings) + ([set_aside] if set_aside else [])
-        warnings += doubt_warnings(tracks, s.doubt)
+        warnings += doubt_warnings(tracks, self.doubt_settings(view))
         reading = Reading(image=image_name, location=view.location, tracks=tracks, flattened=view.flattened,
                           px_per_mm=s.px_per_mm, warnings=warnings,
                           elapsed_ms=(time.perf_counter() - t_start) * 1000.0, space_quads_px=evidence.quads_px)
@@ -223,15 +224,19 @@ class Reader:
         return self.colour.loglik(samples.printed.lab_mean, self.spaces.printed, self.track_ids, reference, car_lab,
                                   isolated, lit.glare, learn_from)
 
-    def _decide(self, evidence: SpaceEvidence) -> tuple[Decision, list[TrackReading]]:
+    def doubt_settings(self, view: BoardView) -> DoubtSettings:
+        """The standard a photo's tracks are doubted by: its own for a photo whose flash fired."""
+        return self.settings.doubt_flash if view.flash_fired else self.settings.doubt
+
+    def _decide(self, evidence: SpaceEvidence, doubt: DoubtSettings) -> tuple[Decision, list[TrackReading]]:
         """decide -> doubt on the fused evidence."""
         glare = None if evidence.glare is None else [evidence.glare[r] for r in self.rows]
         return decide_tracks([evidence.loglik[r] for r in self.rows], self.board,
-                             [evidence.probs[r] for r in self.rows], glare, self.settings.decide, self.settings.doubt)
+                             [evidence.probs[r] for r in self.rows], glare, self.settings.decide, doubt)
 
-    def _sure_empty(self, evidence: SpaceEvidence) -> np.ndarray:
+    def _sure_empty(self, evidence: SpaceEvidence, doubt: DoubtSettings) -> np.ndarray:
         """(N,) the spaces of the tracks `evidence` reads unclaimed and not doubtful."""
-        empty = [t.track_id for t in self._decide(evidence)[1] if t.owner is None and not t.doubtful]
+        empty = [t.track_id for t in self._decide(evidence, doubt)[1] if t.owner is None and not t.doubtful]
         return np.isin(self.track_ids, empty)
 
 

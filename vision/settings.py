@@ -208,6 +208,7 @@ class SeveralSettings:
     # by the cosine of the angle from straight above, to this power.
     tilt_power: float = 2.0
     glare_weight: float = 0.25  # a space under glare the light normalisation leaves
+    flash_weight: float = 0.25  # a photo whose flash fired: its veil is glare the light step mostly misses
     min_outline_weight: float = 0.1  # a photo whose outline is unsure (confidence 0) still counts a little
     # Two photos of one position disagree, one at least sure, only where one of them misreads (at
     # most a couple of tracks a photo); a moved double already makes two. More than this is
@@ -229,8 +230,17 @@ class ReaderSettings:
     refine: RefineSettings = field(default_factory=RefineSettings)
     decide: DecideSettings = field(default_factory=DecideSettings)
     doubt: DoubtSettings = field(default_factory=DoubtSettings)
+    # A photo whose flash fired (its EXIF says so) is doubted by its own standard, fitted on renders
+    # under a flash: the flash's veil makes the evidence's margins mean less.
+    doubt_flash: DoubtSettings = field(default_factory=lambda: fitted_part(DoubtSettings(), "doubt_flash"))
     calibration: CalibrationGate = field(default_factory=CalibrationGate)
     several: SeveralSettings = field(default_factory=SeveralSettings)
+
+
+def fitted_part(part, name: str):
+    """`part` (a settings dataclass) with the packaged settings file's fitted values `name`.* set:
+    a second fitted copy of one kind of settings."""
+    return with_values(part, {k.split(".", 1)[1]: v for k, v in fitted_values().items() if k.startswith(name + ".")})
 
 
 def load_settings(model_path: str | Path | None = None) -> ReaderSettings:

@@ -3,8 +3,9 @@
 Each photo is located, flattened and read on its own (`Reader.trace`) up to its fused per-space
 evidence, in the board's frame. The photos' evidence is then combined per space, each photo
 weighted by how well it sees that space (`view_weights`: the photo's resolution over the board, how
-steeply it looks down on the space, glare on it, how sure its outline is), and the rules decide
-once. A track the photos read differently, each sure of its own reading, is doubtful and says so.
+steeply it looks down on the space, glare on it, its flash, how sure its outline is), and the rules
+decide once. A track the photos read differently, each sure of its own reading, is doubtful and
+says so.
 
 A photo that shows another game position (or another board) is refused, never mixed in: against
 the first photo read, it reads more than `SeveralSettings.max_disagreeing` tracks otherwise, one
@@ -81,6 +82,8 @@ def view_weights(trace: ReadingTrace, cfg: SeveralSettings = SeveralSettings()) 
         w = w * cos_tilt ** cfg.tilt_power
     if trace.lit.glare is not None:
         w = np.where(trace.lit.glare, w * cfg.glare_weight, w)
+    if view.flash_fired:
+        w = w * cfg.flash_weight
     return w
 
 
@@ -120,14 +123,18 @@ def combine(reader: Reader, parts: list[PhotoPart]) -> SameBoardReading:
     ll = (share[..., None] * lls).sum(axis=0)
     rows = reader.rows
     glare = np.all(np.stack([p.trace.lit.glare for p in read]), axis=0)  # under glare in every photo
+    # The flash photos' standard while every photo's flash fired; once one was taken without, it
+    # outweighs them (`view_weights`).
+    flash = all(p.trace.view.flash_fired for p in read)
+    doubt = reader.settings.doubt_flash if flash else reader.settings.doubt
     _, tracks = decide_tracks([ll[r] for r in rows], reader.board, [space_probs(ll)[r] for r in rows],
-                              [glare[r] for r in rows], reader.settings.decide, reader.settings.doubt)
+                              [glare[r] for r in rows], reader.settings.decide, doubt)
     tracks = [_disagreement(t, [p.trace.tracks[t.track_id] for p in read]) for t in tracks]
     best = read[int(np.argmax(weights.sum(axis=1)))]
     base = best.trace.reading
     warnings = [f"{p.image}: {w}" if len(read) > 1 else w for p in read for w in p.trace.view.warnings]
     warnings += [f"{p.image}: not read with the others: {p.error}" for p in parts if not p.read]
-    warnings += doubt_warnings(tracks, reader.settings.doubt)
+    warnings += doubt_warnings(tracks, doubt)
     reading = Reading(image=base.image, location=base.location, tracks=tracks, flattened=base.flattened,
                       px_per_mm=base.px_per_mm, warnings=list(dict.fromkeys(warnings)),
                       elapsed_ms=sum(p.trace.reading.elapsed_ms for p in read), space_quads_px=base.space_quads_px)

@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import cv2
@@ -356,6 +357,21 @@ def test_score_reads_the_photo_and_tallies_the_game_file(tmp_path):
     bad.write_text("{not json")
     r = _ttr("score", str(p), "--game", str(bad))
     assert r.returncode == 2 and "Traceback" not in r.stderr and r.stderr.startswith("ttr: error:")
+
+
+def test_a_photo_whose_flash_fired_is_doubted_by_the_flash_standard(tmp_path, reader):
+    from vision.read import Reader
+    from vision.synth.camera import with_flash_tag
+
+    photo, _ = _render(12, (1200, 900))
+    # A flash standard that marks every track: it must hold for the flash photo alone.
+    strict = Reader(settings=replace(reader.settings, doubt_flash=replace(reader.settings.doubt, below=1.01)))
+    for fired in (True, False):
+        path = tmp_path / f"flash_{fired}.jpg"
+        path.write_bytes(with_flash_tag(photo.jpeg, fired))
+        tracks = strict.read_path(str(path)).tracks
+        assert all(t.doubtful for t in tracks) is fired
+        assert [t.owner for t in tracks] == [t.owner for t in reader.read_path(str(path)).tracks]
 
 
 def test_a_photo_whose_flash_fired_says_so_and_one_without_does_not(tmp_path, reader):
