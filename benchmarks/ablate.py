@@ -64,8 +64,10 @@ def variants() -> dict[str, tuple[str, ReaderSettings, bool]]:
         "no registration": ("spaces registered on the board", r(light=replace(s.light, register=False)), True),
         "no glare": ("glare found on the board (colours and doubt)",
                      r(light=replace(s.light, glare_paper_level=NEVER)), True),
+        "no flash standard": ("a photo whose flash fired doubted by its own standard", r(doubt_flash=s.doubt), True),
         "no glare cap": ("a track under glare held to the glare confidence",
-                         r(doubt=replace(s.doubt, glare_share=NEVER)), True),
+                         r(doubt=replace(s.doubt, glare_share=NEVER),
+                           doubt_flash=replace(s.doubt_flash, glare_share=NEVER)), True),
         "no unseen-player prior": ("the prior against a player seen only on their own print",
                                    r(decide=replace(s.decide, unseen_player_prior=False)), True),
         "no spill": ("an empty lane may show its neighbour's cars", r(decide=replace(s.decide, spill=NEVER)), True),
@@ -80,6 +82,8 @@ def board_views(folder: Path, cache: Path, reader: Reader) -> list[tuple[str, di
     for photo, gt in labelled_photos(folder):
         truth = json.loads(gt.read_text(encoding="utf-8"))
         f = cache / f"{photo.stem}.npz"
+        if f.exists() and "flash_fired" not in str(np.load(f).get("meta", "flash_fired")):
+            f.unlink()  # kept before the photo's flash was: located again
         if not f.exists():
             try:
                 v = reader.view_path(str(photo))
@@ -87,7 +91,8 @@ def board_views(folder: Path, cache: Path, reader: Reader) -> list[tuple[str, di
                                     meta=json.dumps({"orientation": v.location.orientation,
                                                      "confidence": v.location.confidence,
                                                      "seen": v.seen_px_per_mm,
-                                                     "warnings": [str(x) for x in v.warnings]}),
+                                                     "warnings": [str(x) for x in v.warnings],
+                                                     "flash_fired": v.flash_fired}),
                                     camera=v.camera_mm)
             except TtrError as e:
                 np.savez_compressed(f, refused=str(e))
@@ -98,7 +103,7 @@ def board_views(folder: Path, cache: Path, reader: Reader) -> list[tuple[str, di
         meta = json.loads(str(d["meta"]))
         loc = BoardLocation(d["corners"], meta["orientation"], meta["confidence"])
         out.append((photo.name, truth, BoardView(loc, d["flattened"], d["camera"], meta["seen"],
-                                                 tuple(meta["warnings"]))))
+                                                 tuple(meta["warnings"]), meta["flash_fired"])))
     return out
 
 
