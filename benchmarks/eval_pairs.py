@@ -7,8 +7,9 @@ DIR holds photos and gt/<photo stem>.json truths with a "board_state" each (defa
 ../shared/real/dev). Every photo is read once; then every pair of photos of one state that are not
 copies of one scene (a photo and its `_small` or `_rectified` copy) is read together, and every pair
 of photos of different states. Per pair of one position: tracks right alone (each photo) and
-together. Per pair of different positions: refused (the second photo set aside), or each track the
-two truths differ on marked doubtful, or neither (mixed: the failure). Ends with SUMMARY lines.
+together, and the doubtful tracks together (the SUMMARY adds the wrong ones not marked). Per pair
+of different positions: refused (the second photo set aside), or each track the two truths differ
+on marked doubtful, or neither (mixed: the failure). Ends with SUMMARY lines.
 """
 from __future__ import annotations
 
@@ -58,7 +59,7 @@ def main(argv=None) -> int:
         (same if a[1].get("board_state") == b[1].get("board_state") else other).append((a, b))
     if args.limit:
         same, other = same[:args.limit], other[:args.limit]
-    exact = worse = 0
+    exact = worse = unmarked_same = doubtful_same = 0
     differ_same, differ_other = [], []
     for a, b in same:
         differ_same.append(len(disagreeing_tracks(a[2].trace.tracks, b[2].trace.tracks, reader)))
@@ -68,6 +69,8 @@ def main(argv=None) -> int:
         refused = [p.image for p in got.photos if not p.read]
         exact += together["right"] == together["total"]
         worse += together["right"] < best
+        unmarked_same += sum(not w[5] for w in together["wrong"])
+        doubtful_same += together["doubtful"]
         print(f"same {a[0]} + {b[0]}: {differ_same[-1]} sure tracks differ; alone {a[3]['right']} / {b[3]['right']}, together {together['right']}"
               f"/{together['total']}, {together['doubtful']} doubtful"
               + (f", REFUSED {refused}" if refused else "")
@@ -89,6 +92,7 @@ def main(argv=None) -> int:
         else:
             marked += 1
     print(f"SUMMARY same_position_pairs={len(same)} exact={exact} worse_than_better_alone={worse} "
+          f"wrong_unmarked={unmarked_same} doubtful_per_pair={doubtful_same / max(len(same), 1):.1f} "
           f"most_sure_tracks_differing={max(differ_same, default=0)}")
     print(f"SUMMARY other_position_pairs={len(other)} refused={refused_n} every_difference_marked={marked} "
           f"mixed={mixed} fewest_sure_tracks_differing={min(differ_other, default=0)}")
