@@ -210,6 +210,9 @@ class SeveralSettings:
     glare_weight: float = 0.25  # a space under glare the light normalisation leaves
     flash_weight: float = 0.25  # a photo whose flash fired: its veil is glare the light step mostly misses
     min_outline_weight: float = 0.1  # a photo whose outline is unsure (confidence 0) still counts a little
+    # Each photo's evidence on a track also weighed by how surely that photo reads the track alone
+    # (its doubt's confidence): a photo that doubts a track gives way to one that is sure of it.
+    by_certainty: bool = True
     # Two photos of one position disagree, one at least sure, only where one of them misreads (at
     # most a couple of tracks a photo); a moved double already makes two. More than this is
     # another position.

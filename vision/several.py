@@ -3,9 +3,9 @@
 Each photo is located, flattened and read on its own (`Reader.trace`) up to its fused per-space
 evidence, in the board's frame. The photos' evidence is then combined per space, each photo
 weighted by how well it sees that space (`view_weights`: the photo's resolution over the board, how
-steeply it looks down on the space, glare on it, its flash, how sure its outline is), and the rules
-decide once. A track the photos read differently, each sure of its own reading, is doubtful and
-says so.
+steeply it looks down on the space, glare on it, its flash, how sure its outline is) and by how
+surely it reads that space's track on its own (`track_certainty`), and the rules decide once. A
+track the photos read differently, each sure of its own reading, is doubtful and says so.
 
 A photo that shows another game position (or another board) is refused, never mixed in: against
 the first photo read, it reads more than `SeveralSettings.max_disagreeing` tracks otherwise, one
@@ -87,6 +87,12 @@ def view_weights(trace: ReadingTrace, cfg: SeveralSettings = SeveralSettings()) 
     return w
 
 
+def track_certainty(trace: ReadingTrace, reader: Reader) -> np.ndarray:
+    """(N,) how surely a photo reads each space's track: its own calibrated confidence in that
+    track's reading (never quite 0, so that photos unsure alike still count as they see)."""
+    return np.maximum([trace.tracks[t].confidence for t in reader.track_ids], 1e-3)
+
+
 def read_same_board(reader: Reader, photos: list[str]) -> SameBoardReading:
     """One reading of the board from all of `photos` (see the module doc). Raises TtrError when no
     photo could be read (its message names each photo's error)."""
@@ -119,7 +125,8 @@ def combine(reader: Reader, parts: list[PhotoPart]) -> SameBoardReading:
     read = [p for p in parts if p.read]
     weights = np.stack([view_weights(p.trace, cfg) for p in read])  # (photos, N)
     lls = np.stack([p.trace.evidence.loglik for p in read])  # (photos, N, 6)
-    share = weights / np.maximum(weights.sum(axis=0, keepdims=True), 1e-9)
+    share = weights * np.stack([track_certainty(p.trace, reader) for p in read]) if cfg.by_certainty else weights
+    share = share / np.maximum(share.sum(axis=0, keepdims=True), 1e-9)
     ll = (share[..., None] * lls).sum(axis=0)
     rows = reader.rows
     glare = np.all(np.stack([p.trace.lit.glare for p in read]), axis=0)  # under glare in every photo

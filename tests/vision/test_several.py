@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from scoring.board import load_board
+from vision.fuse import space_probs
 from vision.read import Reader
 from vision.several import PhotoPart, combine, disagreeing_tracks, view_weights
 from vision.synth.positions import random_position
@@ -109,6 +110,24 @@ def test_each_photo_counts_where_it_sees_well(parts):
     assert np.all(view_weights(coarse) < w)
     flashed = replace(trace, view=replace(trace.view, flash_fired=True))
     assert np.all(view_weights(flashed) < w)
+
+
+def test_a_photo_unsure_of_a_track_gives_way_there_to_one_that_is_sure(reader, parts):
+    a, b = parts["a"].trace, parts["b"].trace
+    tid = next(t.track_id for t in a.tracks if t.owner and not t.doubtful)
+    rows = reader.rows[tid]
+    ll = b.evidence.loglik.copy()
+    ll[rows] = np.log(np.full(6, 0.02))
+    ll[rows, 0] = np.log(0.9)  # photo b's evidence there says empty...
+    tracks = list(b.tracks)
+    tracks[tid] = replace(tracks[tid], confidence=0.0, doubtful=True)  # ...and b doubts its reading
+    b_unsure = PhotoPart(parts["b"].image, replace(b, evidence=replace(b.evidence, loglik=ll), tracks=tracks))
+    got = combine(reader, [parts["a"], b_unsure]).reading.tracks[tid]
+    assert got.owner == a.tracks[tid].owner
+    assert np.allclose(got.space_probs, space_probs(a.evidence.loglik)[rows], atol=0.01)  # a alone, in effect
+    even = Reader(settings=replace(reader.settings, several=replace(reader.settings.several, by_certainty=False)))
+    mixed = combine(even, [parts["a"], b_unsure]).reading.tracks[tid]
+    assert not np.allclose(mixed.space_probs, space_probs(a.evidence.loglik)[rows], atol=0.01)
 
 
 def test_the_flash_standard_holds_only_while_every_photo_was_taken_with_flash(reader, parts):
