@@ -1,21 +1,24 @@
 """Photos of one board read together, on renders: one position in one home (its copy of the board,
 its light) photographed by two cameras, read alone and together (`vision.several.combine`).
 
-    python3 benchmarks/render_pairs.py --seed S --count N [--settings NAME=VALUE ...]
+    python3 benchmarks/render_pairs.py --seed S --count N [--against NAME=VALUE ...]
 
 Position i is drawn from [S, i], its home from [S, i, 1] (`ttr render --world varied`'s worlds),
-camera k's photo from [S, i, 2 + k]. A pair whose photo a locator refuses is left out. Per pair:
+camera k's photo from [S, i, 2 + k]; each is read from its JPEG file, as a phone's photo is (its
+EXIF says whether the flash fired). A pair whose photo the locator refuses is left out. Per pair:
 tracks right alone (each photo) and together. Then a SUMMARY line: tracks right together, and
 alone with the better and the worse photo, pairs exact, pairs worse than their better photo alone,
-wrong tracks not marked doubtful, doubtful tracks a pair. `--settings several.NAME=VALUE` reads
-with another `SeveralSettings` (e.g. `several.by_certainty=false`). Seeds below 9000 are for
-choosing how photos are combined; 9000 and up for testing it.
+wrong tracks not marked doubtful, doubtful tracks a pair. `--against several.NAME=VALUE ...`
+combines the same photos again with those settings changed (e.g. `several.by_certainty=false`)
+and gives its SUMMARY line too. Seeds below 9000 are for choosing how photos are combined; 9000
+and up for testing it.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +30,7 @@ from labelled import compare_tracks  # noqa: E402 (this folder: the scripts' own
 from scoring.board import load_board  # noqa: E402
 from scoring.errors import TtrError  # noqa: E402
 from vision.read import Reader  # noqa: E402
-from vision.settings import ReaderSettings, with_values  # noqa: E402
+from vision.settings import with_values  # noqa: E402
 from vision.several import PhotoPart, combine  # noqa: E402
 from vision.synth.positions import random_position  # noqa: E402
 from vision.synth.render import default_model, render_photo  # noqa: E402
@@ -38,43 +41,55 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, required=True)
     ap.add_argument("--count", type=int, default=30, help="positions (default 30)")
-    ap.add_argument("--settings", nargs="*", default=[], metavar="NAME=VALUE",
-                    help="reader settings to change, dotted (JSON values)")
+    ap.add_argument("--against", nargs="*", default=[], metavar="NAME=VALUE",
+                    help="reader settings to combine with too, dotted (JSON values)")
     args = ap.parse_args(argv)
-    values = {k: json.loads(v) for k, v in (s.split("=", 1) for s in args.settings)}
-    reader = Reader(settings=with_values(ReaderSettings(), values))
+    reader = Reader()
+    readers = {"shipped": reader}
+    if args.against:
+        values = {k: json.loads(v) for k, v in (a.split("=", 1) for a in args.against)}
+        readers[" ".join(args.against)] = Reader(settings=with_values(reader.settings, values))
     board = load_board()
     printed = default_model().printed_bgr
-    n = together = better = worse_alone = exact = worse = unmarked = doubtful = 0
-    for i in range(args.count):
-        world = random_world([args.seed, i, 1], printed)
-        claims = random_position(np.random.default_rng([args.seed, i]), board)
-        parts, truth = [], None
-        for k in (0, 1):
-            photo = render_photo(np.random.default_rng([args.seed, i, 2 + k]), claims, world.phone.size_wh,
-                                 world=world)
-            truth = photo.truth
-            try:
-                parts.append(PhotoPart(f"{i}/{k}", reader.trace(photo.image_bgr)))
-            except TtrError:
-                break
-        if len(parts) < 2:
-            print(f"position {i}: a photo refused, left out")
-            continue
-        alone = [compare_tracks(truth, p.trace.tracks)["right"] for p in parts]
-        got = compare_tracks(truth, combine(reader, parts).reading.tracks)
-        n += 1
-        together += got["right"]
-        better += max(alone)
-        worse_alone += min(alone)
-        exact += got["right"] == got["total"]
-        worse += got["right"] < max(alone)
-        unmarked += sum(not w[5] for w in got["wrong"])
-        doubtful += got["doubtful"]
-        print(f"position {i}: alone {alone[0]} / {alone[1]}, together {got['right']}/{got['total']}, "
-              f"{got['doubtful']} doubtful", flush=True)
-    print(f"SUMMARY pairs={n} together={together} better_alone={better} worse_alone={worse_alone} exact={exact} "
-          f"worse_than_better_alone={worse} wrong_unmarked={unmarked} doubtful_per_pair={doubtful / max(n, 1):.1f}")
+    sums = {name: dict.fromkeys(("together", "exact", "worse", "unmarked", "doubtful"), 0) for name in readers}
+    n = better = worse_alone = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(args.count):
+            world = random_world([args.seed, i, 1], printed)
+            claims = random_position(np.random.default_rng([args.seed, i]), board)
+            parts, truth = [], None
+            for k in (0, 1):
+                photo = render_photo(np.random.default_rng([args.seed, i, 2 + k]), claims, world.phone.size_wh,
+                                     world=world)
+                truth = photo.truth
+                path = Path(tmp) / f"{i}_{k}.jpg"
+                path.write_bytes(photo.jpeg)
+                try:
+                    parts.append(PhotoPart(str(path), reader.trace_path(str(path))))
+                except TtrError:
+                    break
+            if len(parts) < 2:
+                print(f"position {i}: a photo refused, left out")
+                continue
+            alone = [compare_tracks(truth, p.trace.tracks)["right"] for p in parts]
+            n += 1
+            better += max(alone)
+            worse_alone += min(alone)
+            said = []
+            for name, r in readers.items():
+                got = compare_tracks(truth, combine(r, parts).reading.tracks)
+                s = sums[name]
+                s["together"] += got["right"]
+                s["exact"] += got["right"] == got["total"]
+                s["worse"] += got["right"] < max(alone)
+                s["unmarked"] += sum(not w[5] for w in got["wrong"])
+                s["doubtful"] += got["doubtful"]
+                said.append(f"{got['right']}/{got['total']} ({got['doubtful']} doubtful)")
+            print(f"position {i}: alone {alone[0]} / {alone[1]}, together " + " | ".join(said), flush=True)
+    for name, s in sums.items():
+        print(f"SUMMARY {name}: pairs={n} together={s['together']} better_alone={better} worse_alone={worse_alone} "
+              f"exact={s['exact']} worse_than_better_alone={s['worse']} wrong_unmarked={s['unmarked']} "
+              f"doubtful_per_pair={s['doubtful'] / max(n, 1):.1f}")
     return 0
 
 

@@ -63,6 +63,20 @@ def test_ablate_switches_a_rule_off_and_writes_its_row(renders, tmp_path):
     assert r.stdout.count("shipped:") == 1
 
 
+def test_render_pairs_reads_two_cameras_alone_and_together(tmp_path):
+    r = _run([str(ROOT / "benchmarks" / "render_pairs.py"), "--seed", "8600", "--count", "2",
+              "--against", "several.by_certainty=false"], cwd=tmp_path)
+    lines = [line for line in r.stdout.splitlines() if line.startswith("SUMMARY ")]
+    assert [line.split(":")[0] for line in lines] == ["SUMMARY shipped", "SUMMARY several.by_certainty=false"]
+    for line in lines:
+        f = dict(kv.split("=") for kv in line.split(": ", 1)[1].split())
+        n = int(f["pairs"])
+        assert n >= 1  # seed 8600: its second position is read
+        assert n == sum(1 for x in r.stdout.splitlines() if x.startswith("position ") and "together" in x)
+        assert int(f["worse_alone"]) <= int(f["better_alone"]) <= 100 * n and int(f["together"]) <= 100 * n
+    assert not list(tmp_path.iterdir())  # its photos lived in a folder of its own, now gone
+
+
 def test_the_reading_path_names_its_numbers():
     """At most 8 bare numbers per 100 lines in the reading path (benchmarks/count_literals.py): the
     rest are named settings with their reasons."""
