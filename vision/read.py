@@ -164,18 +164,19 @@ class Reader:
         s = self.settings
         lit = light_board(view.flattened, self.quads_mm, s.px_per_mm, s.light)
         samples, first, evidence = self._evidence(lit, view)
+        doubt = self.doubt_settings(view.flash_fired)
         match = None
         if self.calibration is not None:
-            sure_empty = self._sure_empty(evidence, self.doubt_settings(view))
+            sure_empty = self._sure_empty(evidence, doubt)
             match, against = check_calibration(self.calibration, lit, samples.printed.lab, sure_empty,
                                                s.calibration, s.change)
             if against is not None:
                 lit = against.lit
                 samples, first, evidence = self._evidence(lit, view, against)
-        decision, tracks = self._decide(evidence, self.doubt_settings(view))
+        decision, tracks = self._decide(evidence, doubt)
         set_aside = match.warning() if match is not None else None
         warnings: list[str | Notice] = list(view.warnings) + ([set_aside] if set_aside else [])
-        warnings += doubt_warnings(tracks, self.doubt_settings(view))
+        warnings += doubt_warnings(tracks, doubt)
         reading = Reading(image=image_name, location=view.location, tracks=tracks, flattened=view.flattened,
                           px_per_mm=s.px_per_mm, warnings=warnings,
                           elapsed_ms=(time.perf_counter() - t_start) * 1000.0, space_quads_px=evidence.quads_px)
@@ -224,9 +225,9 @@ class Reader:
         return self.colour.loglik(samples.printed.lab_mean, self.spaces.printed, self.track_ids, reference, car_lab,
                                   isolated, lit.glare, learn_from)
 
-    def doubt_settings(self, view: BoardView) -> DoubtSettings:
-        """The standard a photo's tracks are doubted by: its own for a photo whose flash fired."""
-        return self.settings.doubt_flash if view.flash_fired else self.settings.doubt
+    def doubt_settings(self, flash_fired: bool) -> DoubtSettings:
+        """The standard tracks are doubted by: their own for photos whose flash fired."""
+        return self.settings.doubt_flash if flash_fired else self.settings.doubt
 
     def _decide(self, evidence: SpaceEvidence, doubt: DoubtSettings) -> tuple[Decision, list[TrackReading]]:
         """decide -> doubt on the fused evidence."""

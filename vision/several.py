@@ -90,7 +90,7 @@ def view_weights(trace: ReadingTrace, cfg: SeveralSettings = SeveralSettings()) 
 def track_certainty(trace: ReadingTrace, reader: Reader) -> np.ndarray:
     """(N,) how surely a photo reads each space's track: its own calibrated confidence in that
     track's reading (never quite 0, so that photos unsure alike still count as they see)."""
-    return np.maximum([trace.tracks[t].confidence for t in reader.track_ids], 1e-3)
+    return np.maximum(np.array([t.confidence for t in trace.tracks])[reader.track_ids], 1e-3)
 
 
 def read_same_board(reader: Reader, photos: list[str]) -> SameBoardReading:
@@ -132,8 +132,7 @@ def combine(reader: Reader, parts: list[PhotoPart]) -> SameBoardReading:
     glare = np.all(np.stack([p.trace.lit.glare for p in read]), axis=0)  # under glare in every photo
     # The flash photos' standard while every photo's flash fired; once one was taken without, it
     # outweighs them (`view_weights`).
-    flash = all(p.trace.view.flash_fired for p in read)
-    doubt = reader.settings.doubt_flash if flash else reader.settings.doubt
+    doubt = reader.doubt_settings(all(p.trace.view.flash_fired for p in read))
     _, tracks = decide_tracks([ll[r] for r in rows], reader.board, [space_probs(ll)[r] for r in rows],
                               [glare[r] for r in rows], reader.settings.decide, doubt)
     tracks = [_disagreement(t, [p.trace.tracks[t.track_id] for p in read]) for t in tracks]
