@@ -154,3 +154,17 @@ def test_every_package_of_the_tree_is_installed():
             if "__init__.py" in files and "__pycache__" not in folder:
                 found.add(os.path.relpath(folder, ROOT).replace(os.sep, "."))
     assert found <= listed, sorted(found - listed)
+
+
+def test_reading_a_photo_leaves_home_empty(tmp_path):
+    """`ttr detect` keeps no state of its own or of its libraries in the user's home (onnxruntime's
+    telemetry would leave a device id and an event store under ~/.cache)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "ORT_DISABLE_TELEMETRY"}  # the tool must set it itself
+    env.update({"HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache"),
+                "XDG_DATA_HOME": str(home / ".local" / "share"), "XDG_CONFIG_HOME": str(home / ".config")})
+    r = subprocess.run([sys.executable, "-m", "app.cli", "detect", os.path.join("examples", "board.jpg"), "--json"],
+                       capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert sorted(str(p.relative_to(home)) for p in home.rglob("*")) == []

@@ -16,7 +16,10 @@ from importlib import resources
 from pathlib import Path
 
 import numpy as np
-import onnxruntime as ort
+
+# Before the import: onnxruntime's 1DS telemetry writes a device id and event store under ~/.cache at import.
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+import onnxruntime as ort  # noqa: E402
 
 from scoring.errors import TtrError
 from vision.reading import SPACE_CLASSES
