@@ -63,6 +63,17 @@ def test_ablate_switches_a_rule_off_and_writes_its_row(renders, tmp_path):
     assert r.stdout.count("shipped:") == 1
 
 
+def test_own_print_measures_every_source_on_the_spaces_of_a_players_print(renders, tmp_path):
+    r = _run([str(ROOT / "benchmarks" / "own_print.py"), str(renders), "--cache", str(tmp_path / "cache")],
+             cwd=tmp_path)
+    head = re.search(r"set: (\d+) spaces, (\d+) with cars", r.stdout)
+    assert head and 0 < int(head.group(2)) < int(head.group(1))  # two played boards: print and cars alike
+    rows = [line.split() for line in r.stdout.splitlines() if line.startswith("  ")]
+    assert [" ".join(row[:-12]) for row in rows] == ["net", "colours", "fused", "lightness spread", "edges", "shadow"]
+    for row in rows:
+        assert row[-2] == "all" and 0.0 <= float(row[-1]) <= 1.0
+
+
 def test_render_pairs_reads_two_cameras_alone_and_together(tmp_path):
     r = _run([str(ROOT / "benchmarks" / "render_pairs.py"), "--seed", "8600", "--count", "2",
               "--against", "several.by_certainty=false"], cwd=tmp_path)
