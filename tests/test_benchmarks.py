@@ -88,6 +88,15 @@ def test_render_pairs_reads_two_cameras_alone_and_together(tmp_path):
     assert not list(tmp_path.iterdir())  # its photos lived in a folder of its own, now gone
 
 
+def test_render_pairs_weighs_a_flash_photo_against_one_without(tmp_path):
+    r = _run([str(ROOT / "benchmarks" / "render_pairs.py"), "--seed", "8600", "--count", "2", "--second-flash",
+              "--against", "several.flash_weight=1.0", "--against", "several.flash_weight=0.5"], cwd=tmp_path)
+    summaries = [line.split(":")[0] for line in r.stdout.splitlines() if line.startswith("SUMMARY ")]
+    assert summaries == ["SUMMARY shipped", "SUMMARY several.flash_weight=1.0", "SUMMARY several.flash_weight=0.5"]
+    read = [line for line in r.stdout.splitlines() if line.startswith("position ") and "together" in line]
+    assert read and all(": flash no / yes, " in line for line in read)  # as each photo's EXIF says
+
+
 def test_the_reading_path_names_its_numbers():
     """At most 8 bare numbers per 100 lines in the reading path (benchmarks/count_literals.py): the
     rest are named settings with their reasons."""
