@@ -415,8 +415,10 @@ def add_photo(name: str, data: bytes) -> None:
             ss["more_error"] = str(e)
             return
         boards = {n: board for n, (_, board) in traces.items()} | {name: added[1]}
+        # The game's first photo is the reference: a photo added is checked against what was read.
         together = combine(reader(saved_calibration()),
-                           [PhotoPart(p.name, traces[p.name][0]) for p in kept] + [PhotoPart(name, added[0])])
+                           [PhotoPart(p.name, traces[p.name][0]) for p in kept] + [PhotoPart(name, added[0])],
+                           anchor=0)
         refused = [p for p in together.photos if not p.read]
         if refused:
             status.update(label=f"{name} not added", state="error", expanded=False)

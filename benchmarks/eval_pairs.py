@@ -8,8 +8,8 @@ DIR holds photos and gt/<photo stem>.json truths with a "board_state" each (defa
 copies of one scene (a photo and its `_small` or `_rectified` copy) is read together, and every pair
 of photos of different states. Per pair of one position: tracks right alone (each photo) and
 together, and the doubtful tracks together (the SUMMARY adds the wrong ones not marked). Per pair
-of different positions: refused (the second photo set aside), or each track the two truths differ
-on marked doubtful, or neither (mixed: the failure). Ends with SUMMARY lines.
+of different positions: refused (one photo set aside, the less sure), or each track the two truths
+differ on marked doubtful, or neither (mixed: the failure). Ends with SUMMARY lines.
 """
 from __future__ import annotations
 
@@ -79,7 +79,7 @@ def main(argv=None) -> int:
     for a, b in other:
         differ_other.append(len(disagreeing_tracks(a[2].trace.tracks, b[2].trace.tracks, reader)))
         got = combine(reader, [a[2], b[2]])
-        if not got.photos[1].read:
+        if not all(p.read for p in got.photos):  # one set aside (the less sure), never both mixed
             refused_n += 1
             continue
         differ = compare_tracks(b[1], [{"a": t["a"], "b": t["b"], "color": t["color"], "owner": t.get("owner"),

@@ -8,8 +8,9 @@ surely it reads that space's track on its own (`track_certainty`), and the rules
 track the photos read differently, each sure of its own reading, is doubtful and says so.
 
 A photo that shows another game position (or another board) is refused, never mixed in: against
-the first photo read, it reads more than `SeveralSettings.max_disagreeing` tracks otherwise, one
-photo at least sure of its reading. A photo that cannot be read at all is refused with its error;
+the reference photo (the one most others agree with, then the surest: `reference_photo`), it reads
+more than `SeveralSettings.max_disagreeing` tracks otherwise, one photo at least sure of its
+reading. A photo that cannot be read at all is refused with its error;
 the others are still read.
 """
 from __future__ import annotations
@@ -105,22 +106,25 @@ def read_same_board(reader: Reader, photos: list[str]) -> SameBoardReading:
     return combine(reader, parts)
 
 
-def combine(reader: Reader, parts: list[PhotoPart]) -> SameBoardReading:
-    """The reading of one board from its photos' traces (`parts`, in the order given; a photo of
-    another position is refused here)."""
+def combine(reader: Reader, parts: list[PhotoPart], anchor: int | None = None) -> SameBoardReading:
+    """The reading of one board from its photos' traces (`parts`; a photo of another position is
+    refused here, against the reference photo: `parts[anchor]` when given (the app's game photo),
+    else `reference_photo`'s choice)."""
     cfg = reader.settings.several
     read = [p for p in parts if p.read]
     if not read:
         raise TtrError("no photo could be read: " + "; ".join(f"{p.image}: {p.error}" for p in parts))
     parts = [replace(p) for p in parts]  # the callers' parts stay as they were
-    first = next(p for p in parts if p.read)
+    ref = parts[anchor] if anchor is not None and parts[anchor].read else reference_photo(
+        [p for p in parts if p.read], reader)
     for p in parts:
-        if p.read and p is not first:
-            differ = disagreeing_tracks(first.trace.tracks, p.trace.tracks, reader)
+        if p.read and p is not ref:
+            differ = disagreeing_tracks(ref.trace.tracks, p.trace.tracks, reader)
             if len(differ) > cfg.max_disagreeing:
                 shown = ", ".join(f"{t.a}-{t.b}" for t in differ[:3])
-                p.error = (f"it shows another game position than {first.image} ({len(differ)} tracks differ, e.g. "
-                           f"{shown}): photograph the same board, or read it on its own")
+                p.error = (f"it shows another game position than {ref.image} ({len(differ)} tracks differ, e.g. "
+                           f"{shown}): if it is the same board, one of them is misread; photograph it again, "
+                           f"or read it on its own")
                 p.trace = None
     read = [p for p in parts if p.read]
     weights = np.stack([view_weights(p.trace, cfg) for p in read])  # (photos, N)
@@ -145,6 +149,20 @@ def combine(reader: Reader, parts: list[PhotoPart]) -> SameBoardReading:
                       px_per_mm=base.px_per_mm, warnings=list(dict.fromkeys(warnings)),
                       elapsed_ms=sum(p.trace.reading.elapsed_ms for p in read), space_quads_px=base.space_quads_px)
     return SameBoardReading(reading, parts)
+
+
+def reference_photo(read: list[PhotoPart], reader: Reader) -> PhotoPart:
+    """The photo the others are checked against: the one most others agree with (within
+    `max_disagreeing` tracks), then the one that expects to read the most tracks right (the sum of
+    its tracks' calibrated confidences), so that a photo misread throughout is the one set aside,
+    whichever order the photos came in."""
+    limit = reader.settings.several.max_disagreeing
+
+    def standing(p: PhotoPart) -> tuple[int, float]:
+        agree = sum(len(disagreeing_tracks(p.trace.tracks, q.trace.tracks, reader)) <= limit
+                    for q in read if q is not p)
+        return agree, sum(t.confidence for t in p.trace.tracks)
+    return max(read, key=standing)
 
 
 def disagreeing_tracks(a: list[TrackReading], b: list[TrackReading], reader: Reader) -> list[TrackReading]:
