@@ -90,9 +90,9 @@ def test_render_pairs_reads_two_cameras_alone_and_together(tmp_path):
 
 def test_render_pairs_weighs_a_flash_photo_against_one_without(tmp_path):
     r = _run([str(ROOT / "benchmarks" / "render_pairs.py"), "--seed", "8600", "--count", "2", "--second-flash",
-              "--against", "several.flash_weight=1.0", "--against", "several.flash_weight=0.5"], cwd=tmp_path)
+              "--against", "several.tilt_power=1.0", "--against", "several.by_certainty=false"], cwd=tmp_path)
     summaries = [line.split(":")[0] for line in r.stdout.splitlines() if line.startswith("SUMMARY ")]
-    assert summaries == ["SUMMARY shipped", "SUMMARY several.flash_weight=1.0", "SUMMARY several.flash_weight=0.5"]
+    assert summaries == ["SUMMARY shipped", "SUMMARY several.tilt_power=1.0", "SUMMARY several.by_certainty=false"]
     read = [line for line in r.stdout.splitlines() if line.startswith("position ") and "together" in line]
     assert read and all(": flash no / yes, " in line for line in read)  # as each photo's EXIF says
 

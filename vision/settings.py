@@ -208,7 +208,6 @@ class SeveralSettings:
     # by the cosine of the angle from straight above, to this power.
     tilt_power: float = 2.0
     glare_weight: float = 0.25  # a space under glare the light normalisation leaves
-    flash_weight: float = 0.25  # a photo whose flash fired: its veil is glare the light step mostly misses
     min_outline_weight: float = 0.1  # a photo whose outline is unsure (confidence 0) still counts a little
     # Each photo's evidence on a track also weighed by how surely that photo reads the track alone
     # (its doubt's confidence): a photo that doubts a track gives way to one that is sure of it.

@@ -3,7 +3,7 @@
 Each photo is located, flattened and read on its own (`Reader.trace`) up to its fused per-space
 evidence, in the board's frame. The photos' evidence is then combined per space, each photo
 weighted by how well it sees that space (`view_weights`: the photo's resolution over the board, how
-steeply it looks down on the space, glare on it, its flash, how sure its outline is) and by how
+steeply it looks down on the space, glare on it, how sure its outline is) and by how
 surely it reads that space's track on its own (`track_certainty`), and the rules decide once. A
 track the photos read differently, each sure of its own reading, is doubtful and says so.
 
@@ -83,8 +83,6 @@ def view_weights(trace: ReadingTrace, cfg: SeveralSettings = SeveralSettings()) 
         w = w * cos_tilt ** cfg.tilt_power
     if trace.lit.glare is not None:
         w = np.where(trace.lit.glare, w * cfg.glare_weight, w)
-    if view.flash_fired:
-        w = w * cfg.flash_weight
     return w
 
 
@@ -134,8 +132,8 @@ def combine(reader: Reader, parts: list[PhotoPart], anchor: int | None = None) -
     ll = (share[..., None] * lls).sum(axis=0)
     rows = reader.rows
     glare = np.all(np.stack([p.trace.lit.glare for p in read]), axis=0)  # under glare in every photo
-    # The flash photos' standard while every photo's flash fired; once one was taken without, it
-    # outweighs them (`view_weights`).
+    # The flash photos' standard while every photo's flash fired; once one was taken without, the
+    # usual one (a flash photo's own doubts already lower its share: `track_certainty`).
     doubt = reader.doubt_settings(all(p.trace.view.flash_fired for p in read))
     _, tracks = decide_tracks([ll[r] for r in rows], reader.board, [space_probs(ll)[r] for r in rows],
                               [glare[r] for r in rows], reader.settings.decide, doubt)
