@@ -70,6 +70,9 @@ def variants() -> dict[str, tuple[str, ReaderSettings, bool]]:
                            doubt_flash=replace(s.doubt_flash, glare_share=NEVER)), True),
         "no unseen-player prior": ("the prior against a player seen only on their own print",
                                    r(decide=replace(s.decide, unseen_player_prior=False)), True),
+        "no own-print check": ("a player read on most tracks of their own print colour doubted",
+                               r(doubt=replace(s.doubt, own_print_most=NEVER),
+                                 doubt_flash=replace(s.doubt_flash, own_print_most=NEVER)), True),
         "no spill": ("an empty lane may show its neighbour's cars", r(decide=replace(s.decide, spill=NEVER)), True),
         "no car bound": ("at most the box's cars a colour", r(decide=replace(s.decide, max_trains=10 ** 6)), True),
     }

@@ -193,6 +193,10 @@ class DoubtSettings:
     below: float = fitted("doubt.below")  # doubtful under this confidence
     glare_share: float = 0.5  # a track with this share of its spaces under glare is under glare
     glare_confidence: float = fitted("doubt.glare_confidence")  # ... and at most this sure
+    # A player read on more than this share of the tracks printed in their colour: each of those
+    # claims is doubtful (print of a copy read as cars). Players of the game model hold more in 3 of
+    # 1,000 (`vision.synth.positions`, 3,000 positions), the development games' in none.
+    own_print_most: float = 0.5
     named: int = 6  # doubtful tracks named in the reading's warning (the rest counted)
 
 

@@ -77,6 +77,24 @@ def test_cars_on_print_of_their_own_colour_are_doubtful_with_that_reason():
     assert r.reason == "yellow cars on a yellow track look like the print: is it nobody or yellow cars?"
 
 
+def test_a_player_read_on_most_tracks_of_their_own_print_colour_is_doubted_there():
+    """Players seldom hold more than half the tracks printed in their colour; another copy's print
+    of that colour read as cars gives just this reading."""
+    red = [t.id for t in BOARD.tracks if t.color == "red"]
+    elsewhere = single("gray", 4).id
+    half = len(red) // 2  # 3 of 7: as many as players hold
+    r = read_tracks(evidence({i: "red" for i in red[:half]} | {elsewhere: "red"}))
+    assert [r[i].owner for i in red[:half]] == ["red"] * half and not any(t.doubtful for t in r)
+    r = read_tracks(evidence({i: "red" for i in red[:half + 1]} | {elsewhere: "red"}))
+    assert all(r[i].owner == "red" and r[i].doubtful for i in red[:half + 1])
+    assert r[red[0]].reason == f"red cars on {half + 1} of the {len(red)} red tracks, more than players hold: " \
+                               "red print read as cars?"
+    assert r[red[0]].confidence >= 0.99  # the evidence is as sure as it was: only the mark says so
+    assert not r[elsewhere].doubtful and not any(t.doubtful for t in r if t.track_id not in red)
+    off = DoubtSettings(own_print_most=1.0)
+    assert not any(t.doubtful for t in read_tracks(evidence({i: "red" for i in red} | {elsewhere: "red"}), doubt=off))
+
+
 def test_the_car_bound_makes_no_reading_surer():
     """Green's 48 cars are taken by clear claims; a track that looks green, a little more than
     black, is given to black by the bound. Its confidence is the photo's for black: doubtful, and

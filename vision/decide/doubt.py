@@ -5,9 +5,12 @@ track's confidence is the calibrated chance that its owner is right, from how fa
 evidence puts it ahead of the next likeliest hypothesis, per space, and what the two were (its
 contest: cars on print of their own colour, two car colours, cars or none): `doubt_chance`, fitted
 on rendered photos (benchmarks/fit_doubt.py). Under `DoubtSettings.below` the track is doubtful,
-with a reason (`doubt_reason`).
+with a reason (`doubt_reason`); so is each claim of a player read on most of the tracks printed in
+their own colour (`most_of_own_print`).
 """
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 
@@ -60,6 +63,26 @@ def doubt_tracks(space_loglik: list[np.ndarray], scores: np.ndarray, choice: np.
                                 owner=None if c == 0 else SPACE_CLASSES[c], confidence=conf,
                                 space_probs=np.asarray(probs, dtype=float), doubtful=bool(doubtful),
                                 reason=reason))
+    return most_of_own_print(out, board, cfg)
+
+
+def most_of_own_print(tracks: list[TrackReading], board: Board,
+                      cfg: DoubtSettings = DoubtSettings()) -> list[TrackReading]:
+    """`tracks` with every claim of a player read on more than `cfg.own_print_most` of the tracks
+    printed in their own colour marked doubtful: players seldom hold so many, and another copy's
+    print of that colour, read as cars, makes just this reading. Confidences are left as the
+    evidence gives them."""
+    out = list(tracks)
+    for colour in PLAYER_COLORS:
+        printed = [t.id for t in board.tracks if t.color == colour]
+        claimed = [i for i in printed if out[i].owner == colour]
+        if len(claimed) <= cfg.own_print_most * len(printed):
+            continue
+        reason = (f"{colour} cars on {len(claimed)} of the {len(printed)} {colour} tracks, more than players hold: "
+                  f"{colour} print read as cars?")
+        for i in claimed:
+            if not out[i].doubtful:
+                out[i] = replace(out[i], doubtful=True, reason=reason)
     return out
 
 
