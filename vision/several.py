@@ -10,8 +10,7 @@ track the photos read differently, each sure of its own reading, is doubtful and
 A photo that shows another game position (or another board) is refused, never mixed in: against
 the reference photo (the one most others agree with, then the surest: `reference_photo`), it reads
 more than `SeveralSettings.max_disagreeing` tracks otherwise, one photo at least sure of its
-reading. A photo that cannot be read at all is refused with its error;
-the others are still read.
+reading. A photo that cannot be read at all is refused with its error; the others are still read.
 """
 from __future__ import annotations
 
@@ -133,7 +132,7 @@ def combine(reader: Reader, parts: list[PhotoPart], anchor: int | None = None) -
     rows = reader.rows
     glare = np.all(np.stack([p.trace.lit.glare for p in read]), axis=0)  # under glare in every photo
     # The flash photos' standard while every photo's flash fired; once one was taken without, the
-    # usual one (a flash photo's own doubts already lower its share: `track_certainty`).
+    # usual one (each photo's share already follows how surely it reads each track).
     doubt = reader.doubt_settings(all(p.trace.view.flash_fired for p in read))
     _, tracks = decide_tracks([ll[r] for r in rows], reader.board, [space_probs(ll)[r] for r in rows],
                               [glare[r] for r in rows], reader.settings.decide, doubt)
