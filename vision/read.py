@@ -4,7 +4,8 @@
            -> flatten  vision.rectify.flatten            BoardView (+ where the camera stood)
            -> light    vision.light.light_board          LitBoard (light evened out, spaces registered, glare)
            -> sample   vision.spaces.sample_spaces       SpaceSamples (every space cut once)
-           -> evidence vision.evidence: net, change, colour   (N, 6) log-likelihoods each
+           -> evidence vision.evidence: net, change, colour,   (N, 6) log-likelihoods each
+                       the car-or-print check
            -> refine   vision.refine: second look, lanes alone   the net's answers judged again
            -> fuse     vision.fuse.fuse                  SpaceEvidence
            -> decide   vision.decide.decide              Decision (the rules and the prior)
@@ -30,7 +31,7 @@ from vision.decide import Decision, decide_tracks
 from vision.decide.doubt import doubt_warnings
 from vision.evidence.change import AgainstCalibration, CalibrationMatch, change_loglik, check_calibration, isolated_cars
 from vision.evidence.colour import ColourModel
-from vision.evidence.net import load_classifier
+from vision.evidence.net import load_classifier, load_occupancy
 from vision.fuse import SpaceEvidence, fuse, space_probs
 from vision.image_io import load_photo, read_header
 from vision.light import LitBoard, light_board
@@ -85,9 +86,11 @@ class Reader:
 
     def __init__(self, calibration: Calibration | None = None, use_classifier: bool = True,
                  model_path: str | None = None, settings: ReaderSettings | None = None, template=None,
-                 geometry: CropGeometry | None = None, net_seen_height_mm: float | None = None):
+                 geometry: CropGeometry | None = None, net_seen_height_mm: float | None = None,
+                 occupancy_path: str | None = None):
         """`geometry` and `net_seen_height_mm`: how the net's patches are cut (default: as its
-        config says it was trained; without a net, the default geometry, centred)."""
+        config says it was trained; without a net, the default geometry, centred). `occupancy_path`:
+        another car-or-print check than the packaged one (read only with a net)."""
         self.net = load_classifier(model_path) if use_classifier else None
         self.settings = settings if settings is not None else load_settings(self.net.path if self.net else None)
         self.board = load_board()
@@ -101,6 +104,12 @@ class Reader:
         if net_seen_height_mm is None:
             net_seen_height_mm = self.net.config.raw.get("crop", {}).get("car_seen_height_mm", 0.0) if self.net else 0.0
         self.net_seen_height_mm = float(net_seen_height_mm)
+        # The car-or-print check looks at the net's own patches: only where they are cut as it was trained.
+        occupancy = load_occupancy(occupancy_path) if self.net is not None else None
+        fits = occupancy is not None and self.net_seen_height_mm == occupancy.config.raw["crop"].get(
+            "car_seen_height_mm", 0.0) and (occupancy.config.imgsz, occupancy.config.side_mm) == (
+            self.geometry.imgsz, self.geometry.side_mm)
+        self.occupancy = occupancy if fits else None
         self.quads_mm, self.track_ids, self.index = self.template.all_spaces()
         printed = np.array([self.board.tracks[t].color for t in self.track_ids])
         self.spaces = BoardSpaces(self.track_ids, self.index, printed, np.isin(printed, PLAYER_COLORS),
@@ -207,6 +216,10 @@ class Reader:
                                     s.colour, s.refine)
             parts.append((self.net.loglik(probs, s.net), s.fuse.net))
             names.append("net")
+            if self.occupancy is not None and s.fuse.occupancy:
+                parts.append((self.occupancy.loglik(self.occupancy.predict(samples.net_patches), s.net),
+                              s.fuse.occupancy))
+                names.append("occupancy")
         ll = fuse(parts)
         sources = {name: ll_w * w for name, (ll_w, w) in zip(names, parts)}
         evidence = SpaceEvidence(lit.quads_px, self.track_ids, samples.printed.lab, ll, space_probs(ll), probs,

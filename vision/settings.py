@@ -159,6 +159,7 @@ class FuseSettings:
     colour: float = 1.0
     net: float = 1.0
     change: float = 1.0
+    occupancy: float = 1.0  # the car-or-print check (models/occupancy.py); 0: read without it
 
 
 @dataclass(frozen=True)

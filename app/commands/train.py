@@ -1,9 +1,11 @@
 """`ttr train --out models/ [--teachers K] [--count N] [--epochs E] [--smoke] [--real DIR]`: make the
-space classifier by its recipe (`models/train.py`; needs the training extra).
+space classifier by its recipe (`models/train.py`; needs the training extra); with `--occupancy --real
+DIR`, the car-or-print check (`models/occupancy.py`).
 """
 from __future__ import annotations
 
 from app.commands import size_type
+from models.occupancy import make_occupancy
 from models.train import DEFAULTS, make_model
 
 
@@ -39,7 +41,10 @@ def add_arguments(parser):
                         help="also learn from the real photos in DIR (with DIR/gt/*.json), see models/real.py")
     parser.add_argument("--leave-out", metavar="STATE", default="none",
                         help="with --real: leave that board state's photos out of training (A, B, D, empty; "
-                             "default none)")
+                             "default none; with --occupancy several, comma-separated: D,D2)")
+    parser.add_argument("--occupancy", action="store_true",
+                        help="make the car-or-print check instead (models/occupancy.py; needs --real DIR): "
+                             "space_occupancy.onnx and .json under --out")
     parser.add_argument("--init", metavar="ONNX|none",
                         help="with --real: the net to fine-tune (default: the packaged model; none: train "
                              "from the yaml with the real patches added)")
@@ -51,4 +56,4 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    return make_model(args)
+    return make_occupancy(args) if args.occupancy else make_model(args)

@@ -158,7 +158,46 @@ def test_smoke_real_patches_added_when_training_from_the_yaml(tmp_path, fake_rea
     assert sum(config["patches"]["train_real"].values()) >= 3 * 250
 
 
+def test_smoke_car_or_print_check_learns_from_real_photos_leaving_states_out(tmp_path, fake_real):
+    """`ttr train --occupancy --real DIR --leave-out A`: the car-or-print check trained on the renders
+    and the patches the reader cuts from DIR's photos but state A's; its config says what was left
+    out, the model answers P(empty), P(car) for a batch of any size, and the reader fuses it."""
+    real, stem_a = fake_real
+    out = tmp_path / "occ"
+    r = _train(["--occupancy", "--smoke", "--real", str(real), "--leave-out", "A", "--out", str(out),
+                "--work", str(tmp_path / "work")], tmp_path)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    assert sorted(p.name for p in out.iterdir()) == ["space_occupancy.json", "space_occupancy.onnx"]
+    config = json.loads((out / "space_occupancy.json").read_text())
+    assert config["classes"] == ["empty", "car"] and config["smoke"] is True
+    assert config["real"]["left_out"] == ["A"]
+    assert [Path(p).stem for p in config["real"]["photos_left_out"]] == [stem_a]
+    assert len(config["real"]["photos_trained"]) == 2 and config["real"]["patches"]["empty"] > 250
+    assert config["renders"]["patches"]["car"] > 0
+
+    from vision.evidence.net import load_occupancy
+    from vision.read import Reader
+    from vision.synth.positions import random_position
+    from vision.synth.render import render_photo
+
+    check = load_occupancy(str(out / "space_occupancy.onnx"))
+    assert check.occupancy
+    patches = np.random.default_rng(1).integers(0, 255, (6, 64, 64, 3), dtype=np.uint8)
+    p = check.predict(patches)
+    assert p.shape == (6, 2) and np.allclose(p.sum(axis=1), 1.0, atol=1e-5)
+    assert np.allclose(check.predict(patches[:1]), p[:1], atol=1e-5)  # one patch alone as in a batch
+    reader = Reader(occupancy_path=str(out / "space_occupancy.onnx"))
+    rng = np.random.default_rng(5)
+    photo = render_photo(rng, random_position(rng, reader.board), (1200, 900))
+    trace = reader.trace(photo.image_bgr)
+    assert reader.occupancy.path == out / "space_occupancy.onnx"
+    occ = trace.evidence.sources["occupancy"]
+    assert np.allclose(occ[:, 1:], occ[:, 1:2])  # one answer for every car colour
+    assert np.allclose(sum(trace.evidence.sources.values()), trace.evidence.loglik)
+
+
 @pytest.mark.parametrize("args, message", [
+    (["--occupancy"], "--occupancy needs --real DIR"),
     (["--leave-out", "A"], "--leave-out and --init go with --real"),
     (["--real", "/nonexistent/real"], "--real /nonexistent/real: not a folder"),
     (["--paste", "10"], "--paste N goes with --real DIR"),

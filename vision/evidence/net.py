@@ -27,6 +27,8 @@ from vision.settings import NetSettings
 
 MODEL_NAME = "space_classifier"
 MODEL_ENV = "TTR_SPACE_MODEL"  # another model for load_classifier (see there)
+OCCUPANCY_NAME = "space_occupancy"  # the car-or-print check (models/occupancy.py)
+OCCUPANCY_ENV = "TTR_OCCUPANCY_MODEL"  # another one for load_occupancy; "none": read without it
 ERRORS_ONLY = 3  # onnxruntime's log severity: its warnings are about its own graph, not the photo
 
 
@@ -46,9 +48,9 @@ class ClassifierConfig:
                                 side_mm=float(d["crop"]["side_mm"]), raw=d)
 
 
-def default_model_paths() -> tuple[Path, Path]:
+def default_model_paths(name: str = MODEL_NAME) -> tuple[Path, Path]:
     base = Path(str(resources.files("models")))
-    return base / f"{MODEL_NAME}.onnx", base / f"{MODEL_NAME}.json"
+    return base / f"{name}.onnx", base / f"{name}.json"
 
 
 class SpaceClassifier:
@@ -109,12 +111,32 @@ def load_classifier(onnx_path: str | None = None) -> SpaceClassifier | None:
     """The packaged classifier (or one at `onnx_path`, else at the environment's `TTR_SPACE_MODEL`:
     an ONNX file with its JSON config beside it, e.g. a model `ttr train` wrote elsewhere, read by
     `ttr detect` without replacing the packaged one), loaded once; None when none is installed."""
-    if onnx_path is None and os.environ.get(MODEL_ENV):
-        onnx_path = os.environ[MODEL_ENV]
+    return _load(onnx_path, MODEL_NAME, MODEL_ENV)
+
+
+def load_occupancy(onnx_path: str | None = None) -> SpaceClassifier | None:
+    """The packaged car-or-print check (an occupancy model: P(empty), P(car)), or one at `onnx_path`,
+    else at the environment's `TTR_OCCUPANCY_MODEL` ("none": none), loaded once; None when none is
+    installed."""
+    if onnx_path is None and os.environ.get(OCCUPANCY_ENV):
+        onnx_path = os.environ[OCCUPANCY_ENV]
+        if onnx_path.lower() == "none":
+            return None
+    return _load_occupancy(onnx_path)
+
+
+@lru_cache(maxsize=2)
+def _load_occupancy(onnx_path: str | None) -> SpaceClassifier | None:
+    return _load(onnx_path, OCCUPANCY_NAME, OCCUPANCY_ENV)
+
+
+def _load(onnx_path: str | None, name: str, env: str) -> SpaceClassifier | None:
+    if onnx_path is None and os.environ.get(env):
+        onnx_path = os.environ[env]
         if not Path(onnx_path).is_file() or not Path(onnx_path).with_suffix(".json").is_file():
-            raise TtrError(f"{MODEL_ENV}={onnx_path}: no such ONNX model with its .json config beside it")
+            raise TtrError(f"{env}={onnx_path}: no such ONNX model with its .json config beside it")
     if onnx_path is None:
-        onnx, cfg = default_model_paths()
+        onnx, cfg = default_model_paths(name)
     else:
         onnx = Path(onnx_path)
         cfg = onnx.with_suffix(".json")

@@ -1,0 +1,239 @@
+"""The car-or-print check's recipe (`ttr train --occupancy --real DIR [--leave-out STATES]`): a small
+net asked only whether a car stands on a space, blind to colour, trained on real cars and real print
+as well as renders.
+
+Why: the space classifier and the colour evidence both lean on hue, and a car and the print of its
+own colour differ mostly in shade, which moves with the copy of the board and the light. What does
+not move is shape: a car is a raised block with a lit top, darker sides and a shadow, and it hides
+its space's printed outline and train icon. A net trained on renders alone to see that failed on
+real photos (rendered print is not real print: the colour-blind net of issue 28, `docs/ablation.md`);
+this one learns from the real photos' own patches, each board state's fold read by a net trained
+without it.
+
+In:  `DIR` (photos with their truth, `../shared/real/dev`'s layout), read by the reader itself
+     (`models.real.collect`: the patches its classifier is given, labelled from the truth), and
+     `count` rendered boards (`models.train.render_patches`, half in other homes' worlds, seeds from
+     `seed`, below the test seeds 9000-9999).
+Out: `space_occupancy.onnx` (dynamic batch; out: P(empty), P(car)) and `space_occupancy.json` beside it (classes, patch geometry, seeds, epochs,
+     what was left out, versions, the command). Nothing of DIR is written under `--out`.
+
+Every training patch's colours are changed at random before the net sees it: the hue turned through
+the whole circle, saturation, white balance, light and contrast moved, so that no colour can answer
+"car or print?"; then flipped and shifted by a few pixels. A rendered patch counts half a real one.
+The net itself is plain and small (`occupancy_net`: seven 3x3 convolutions, 12 to 48 channels,
+0.06 M parameters), so that it costs about what the classifier costs a board.
+"""
+from __future__ import annotations
+
+import json
+import platform
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from models.real import collect, real_photos, state_of
+from models.real import split as real_split
+from scoring.errors import TtrError
+from vision.evidence.net import OCCUPANCY_NAME, default_model_paths, model_input
+
+DEFAULTS = {"count": 64, "epochs": 6, "seed": 20000, "imgsz": 64, "side_mm": 30.0, "batch": 128, "width": 12,
+            "render_weight": 0.5, "varied_share": 0.5, "lr": 3e-3}
+SMOKE = {"count": 2, "epochs": 1, "width": 4}
+CLASSES = ("empty", "car")
+
+
+def occupancy_net(width: int):
+    """The layers: 3x3 convolutions with batch norm, the first of stride 2, three max-pools, a mean
+    over the last map and one linear output (the car's log-odds)."""
+    import torch.nn as nn
+
+    def conv(i, o, stride=1):
+        return [nn.Conv2d(i, o, 3, stride=stride, padding=1, bias=False), nn.BatchNorm2d(o), nn.ReLU()]
+
+    w = width
+    features = nn.Sequential(*conv(3, w, 2), *conv(w, w), nn.MaxPool2d(2), *conv(w, 2 * w), *conv(2 * w, 2 * w),
+                             nn.MaxPool2d(2), *conv(2 * w, 4 * w), *conv(4 * w, 4 * w), nn.MaxPool2d(2),
+                             *conv(4 * w, 4 * w))
+
+    class OccupancyNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.features, self.out = features, nn.Linear(4 * w, 1)
+
+        def forward(self, x):  # (B, 3, S, S) RGB in 0..1 -> (B,) log-odds of a car
+            return self.out(self.features(x).mean((2, 3)))[:, 0]
+
+    return OccupancyNet()
+
+
+def colour_blind(x, gen):
+    """A float (B, 3, S, S) RGB batch with its colours changed at random (see the module doc)."""
+    import torch
+
+    b = x.shape[0]
+    # Hue: a rotation about the grey axis by an angle drawn from the whole circle (Rodrigues).
+    angle = torch.rand(b, generator=gen) * 2 * np.pi
+    k = torch.full((3,), 3 ** -0.5)
+    cross = torch.tensor([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
+    turn = (torch.eye(3) + torch.sin(angle)[:, None, None] * cross
+            + (1 - torch.cos(angle))[:, None, None] * (cross @ cross))
+    x = torch.einsum("bij,bjhw->bihw", turn, x)
+    grey = x.mean(1, keepdim=True)
+    x = grey + (x - grey) * torch.exp(torch.randn(b, 1, 1, 1, generator=gen) * 0.4)  # saturation
+    x = x * torch.exp(torch.randn(b, 3, 1, 1, generator=gen) * 0.12)  # white balance
+    x = x * torch.exp(torch.randn(b, 1, 1, 1, generator=gen) * 0.25)  # light
+    mean = x.mean((1, 2, 3), keepdim=True)
+    x = mean + (x - mean) * torch.exp(torch.randn(b, 1, 1, 1, generator=gen) * 0.2)  # contrast
+    if torch.rand(1, generator=gen) < 0.5:
+        x = x.flip(3)
+    if torch.rand(1, generator=gen) < 0.5:
+        x = x.flip(2)
+    dy, dx = (int(v) for v in torch.randint(-3, 4, (2,), generator=gen))
+    return torch.roll(x, (dy, dx), (2, 3)).clamp(0, 1.2)
+
+
+def train(x: np.ndarray, car: np.ndarray, weight: np.ndarray, p: dict, log=print):
+    """The net trained on (N, S, S, 3) BGR patches, `car` 0/1 and each patch's loss weight."""
+    import torch
+    import torch.nn.functional as F
+
+    torch.manual_seed(p["seed"])
+    gen = torch.Generator().manual_seed(p["seed"])
+    net = occupancy_net(p["width"])
+    steps = max(1, len(x) // p["batch"])
+    opt = torch.optim.AdamW(net.parameters(), p["lr"] * 2 / 3, weight_decay=1e-4)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, p["lr"], total_steps=p["epochs"] * steps)
+    target, w = torch.from_numpy(car).float(), torch.from_numpy(weight).float()
+    net.train()
+    t0 = time.time()
+    for epoch in range(p["epochs"]):
+        order, total = torch.randperm(len(x), generator=gen).numpy(), 0.0
+        for b in range(steps):
+            idx = order[b * p["batch"]:(b + 1) * p["batch"]]
+            logit = net(colour_blind(torch.from_numpy(model_input(x[idx])), gen))
+            loss = (F.binary_cross_entropy_with_logits(logit, target[idx], reduction="none") * w[idx]).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            total += loss.item()
+        log(f"occupancy: epoch {epoch + 1}/{p['epochs']} loss {total / steps:.4f} ({time.time() - t0:.0f} s)")
+    return net.eval()
+
+
+def export(net, out_onnx: Path, imgsz: int) -> None:
+    """ONNX with a dynamic batch: in (B, 3, S, S) RGB 0..1, out (B, 2) P(empty), P(car)."""
+    import torch
+
+    class Probs(torch.nn.Module):
+        def __init__(self, net):
+            super().__init__()
+            self.net = net
+
+        def forward(self, x):
+            logit = self.net(x)
+            return torch.stack([torch.sigmoid(-logit), torch.sigmoid(logit)], 1)
+
+    model = Probs(net).eval()
+    out_onnx.parent.mkdir(parents=True, exist_ok=True)
+    # The TorchScript exporter: it needs no further package (the newer one wants onnxscript).
+    torch.onnx.export(model, torch.rand(2, 3, imgsz, imgsz), str(out_onnx), input_names=["images"],
+                      output_names=["output0"], dynamic_axes={"images": {0: "batch"}, "output0": {0: "batch"}},
+                      opset_version=17, dynamo=False)
+
+
+def leave_out_states(value: str | None, states: list[str]) -> tuple[str, ...]:
+    """`--leave-out` as board states: none, or a comma-separated list of the folder's states."""
+    if value is None or str(value).lower() == "none":
+        return ()
+    out = tuple(s.strip() for s in str(value).split(",") if s.strip())
+    unknown = [s for s in out if s not in states]
+    if unknown:
+        raise TtrError(f"--leave-out {value}: no board state {', '.join(unknown)} in the photos (they have "
+                       f"{', '.join(states)})")
+    return out
+
+
+def make_occupancy(args) -> int:
+    """The recipe, as `ttr train --occupancy` asks for it; returns the exit status."""
+    from models.train import render_patches
+
+    if not args.real:
+        raise TtrError("--occupancy needs --real DIR: the check learns real print and real cars from it")
+    real = Path(args.real)
+    if not real.is_dir() or not (real / "gt").is_dir() or not real_photos(real):
+        raise TtrError(f"--real {args.real}: not a folder with photos and their truth in gt/")
+    p = dict(DEFAULTS, **(SMOKE if args.smoke else {}))
+    for key in ("count", "epochs"):
+        if getattr(args, key):
+            p[key] = getattr(args, key)
+    if args.seed != 1000:  # the classifier's default seed: the check keeps its own unless one is given
+        p["seed"] = args.seed
+    p["imgsz"] = args.imgsz
+    out_dir = Path(args.out)
+    work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="ttr_occupancy_"))
+    t0 = time.time()
+    renders = work / "occupancy_renders"
+    stamp = {k: p[k] for k in ("count", "seed", "imgsz", "side_mm", "varied_share")}
+    if not (renders / "done.json").is_file() or json.loads((renders / "done.json").read_text()) != stamp:
+        shutil.rmtree(renders, ignore_errors=True)
+        render_patches(renders, p["count"], p["seed"], p["imgsz"], p["side_mm"], wider_plastic=True,
+                       varied_share=p["varied_share"])
+        (renders / "done.json").write_text(json.dumps(stamp))
+    from models.distill import load_patches
+    x_r, y_r = load_patches([renders], "train")
+    seconds = {"render": time.time() - t0}
+    t0 = time.time()
+    # Cut by the reader with its packaged classifier where there is one (it tells like-printed lanes
+    # of a double apart for the labels), else by its colours alone.
+    classifier = default_model_paths()[0]
+    photos = collect(real, classifier if classifier.is_file() else None, work / "real_cache", 0.0, p["imgsz"],
+                     p["side_mm"])
+    left_out = leave_out_states(args.leave_out, sorted({o["state"] for o in photos}))
+    kept = [o for o in photos if o["state"] not in left_out]
+    x_real, y_real, _, _ = real_split(kept, None)
+    seconds["real"] = time.time() - t0
+    x = np.concatenate([x_real, x_r])
+    car = np.concatenate([y_real > 0, y_r > 0]).astype(np.float32)
+    weight = np.concatenate([np.ones(len(x_real)), np.full(len(x_r), p["render_weight"])]).astype(np.float32)
+    t0 = time.time()
+    net = train(x, car, weight, p)
+    seconds["train"] = time.time() - t0
+    export(net, out_dir / f"{OCCUPANCY_NAME}.onnx", p["imgsz"])
+    config = {
+        "classes": list(CLASSES), "imgsz": p["imgsz"], "task": "occupancy",
+        "crop": {"side_mm": p["side_mm"], "car_seen_height_mm": 0.0,
+                 "light": "paper-normalised (vision.spaces)", "axis": "space long axis horizontal, centred"},
+        "model": f"models.occupancy.occupancy_net(width={p['width']}), colour-blind training (see its doc)",
+        "recipe": {k: v for k, v in p.items() if k not in ("imgsz", "side_mm")},
+        "renders": {"boards": p["count"], "seeds": [p["seed"], p["seed"] + p["count"] - 1],
+                    "patches": {"car": int((y_r > 0).sum()), "empty": int((y_r == 0).sum())}},
+        "real": {"dir": str(real), "left_out": list(left_out),
+                 "photos_trained": sorted(o["photo"] for o in kept),
+                 "photos_left_out": sorted(o["photo"] for o in photos if o["state"] in left_out),
+                 "patches": {"car": int((y_real > 0).sum()), "empty": int((y_real == 0).sum())}},
+        "seconds": {k: round(v, 1) for k, v in seconds.items()},
+        "smoke": bool(args.smoke),
+        "versions": {"python": platform.python_version(), **{m: _version(m) for m in ("torch", "onnx", "numpy")}},
+        "command": "ttr " + " ".join(sys.argv[1:]) if sys.argv and sys.argv[0].endswith("ttr") else None,
+    }
+    (out_dir / f"{OCCUPANCY_NAME}.json").write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {out_dir / (OCCUPANCY_NAME + '.onnx')} and its .json ("
+          + ", ".join(f"{k} {v:.0f} s" for k, v in seconds.items()) + ")")
+    if not args.work:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+def _version(module: str) -> str | None:
+    try:
+        return __import__(module).__version__
+    except ImportError:
+        return None
+
+
+__all__ = ["make_occupancy", "occupancy_net", "colour_blind", "train", "export", "state_of"]
