@@ -47,6 +47,8 @@ def variants() -> dict[str, tuple[str, ReaderSettings, bool]]:
         "shipped": ("nothing", s, True),
         "no net": ("the space classifier (colours alone)", s, False),
         "no colour": ("the colour evidence (the net alone)", r(fuse=replace(s.fuse, colour=0.0)), True),
+        "no car-or-print check": ("the car-or-print check (models/occupancy.py)",
+                                  r(fuse=replace(s.fuse, occupancy=0.0)), True),
         "colour alone learns": ("the net's first look in the colours' adaptation",
                                 r(colour=replace(s.colour, learns_from_net=False)), True),
         "no print gloss": ("print (and cars) mixed with the light's white", r(colour=replace(s.colour, max_glare=0.0)),
@@ -110,15 +112,45 @@ def board_views(folder: Path, cache: Path, reader: Reader) -> list[tuple[str, di
     return out
 
 
-def read_set(reader: Reader, views) -> list[dict]:
-    """Per photo: its comparison with the truth (labelled.compare_tracks) and what was read."""
-    rows = []
+def held_out_checks(folder: Path | None) -> list[tuple[list[str], Path]]:
+    """(stems of the photos it left out, its ONNX file) of each car-or-print check under `folder`
+    (made by `ttr train --occupancy --real DIR --leave-out STATES --out folder/NAME`)."""
+    if folder is None:
+        return []
+    out = []
+    for cfg in sorted(Path(folder).glob("*/space_occupancy.json")):
+        stems = [Path(p).stem for p in json.loads(cfg.read_text(encoding="utf-8"))["real"]["photos_left_out"]]
+        out.append((stems, cfg.with_suffix(".onnx")))
+    if not out:
+        raise SystemExit(f"{folder}: no car-or-print check (*/space_occupancy.json) there")
+    return out
+
+
+def reader_for(reader: Reader, photo: str, checks: list, readers: dict) -> Reader:
+    """The reader to read `photo` with: `reader`, or where a check of `checks` left out the real photo
+    it is (or was made from: a re-lit or re-photographed copy is named after it), `reader`'s settings
+    with that check, since the packaged check learnt from every development photo."""
+    stem = Path(photo).stem
+    for stems, onnx in checks:
+        if any(stem == s or stem.startswith(s + "_") for s in stems):
+            if onnx not in readers:
+                readers[onnx] = Reader(use_classifier=reader.net is not None, settings=reader.settings,
+                                       model_path=str(reader.net.path) if reader.net else None,
+                                       occupancy_path=str(onnx))
+            return readers[onnx]
+    return reader
+
+
+def read_set(reader: Reader, views, checks: list = ()) -> list[dict]:
+    """Per photo: its comparison with the truth (labelled.compare_tracks) and what was read (with the
+    car-or-print check of `checks` that left the photo out, where one did: `held_out_checks`)."""
+    rows, readers = [], {}
     for name, truth, view in views:
         if view is None:  # refused: every track of a played board counts wrong, as eval_real.py counts it
             row = compare_tracks(truth, [])
             row.update(name=name, owners=None)
         else:
-            tracks = reader.read_view(view, name).tracks
+            tracks = reader_for(reader, name, checks, readers).read_view(view, name).tracks
             row = compare_tracks(truth, tracks)
             row.update(name=name, owners=[t.owner for t in tracks])
         rows.append(row)
@@ -162,7 +194,11 @@ def main(argv=None) -> int:
     ap.add_argument("--markdown", type=Path, help="also write the table here")
     ap.add_argument("--rows", type=Path, help="keep every photo's comparison here (JSON) for another look")
     ap.add_argument("--model", help="another net (an ONNX file with its config beside it) for every variant")
+    ap.add_argument("--held-out-checks", type=Path, metavar="DIR",
+                    help="car-or-print checks each trained leaving some real photos out (DIR/*/space_occupancy.*): "
+                         "those photos, and sets made from them, are read with the check that left them out")
     args = ap.parse_args(argv)
+    checks = held_out_checks(args.held_out_checks)
     every = variants()
     names = ["shipped"] + [n for n in (args.variants.split(",") if args.variants else every) if n != "shipped"]
     unknown = [n for n in names if n not in every]
@@ -174,7 +210,7 @@ def main(argv=None) -> int:
     for name in names:
         what, settings, net = every[name]
         reader = Reader(use_classifier=net, settings=settings, model_path=args.model)
-        results[name] = {set_name: read_set(reader, views) for set_name, views in sets.items()}
+        results[name] = {set_name: read_set(reader, views, checks) for set_name, views in sets.items()}
         print(f"{name}: " + "; ".join(f"{k}: {cell(summary(v))}" for k, v in results[name].items()), flush=True)
         if args.rows:
             args.rows.write_text(json.dumps(results), encoding="utf-8")

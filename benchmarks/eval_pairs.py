@@ -21,7 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from labelled import compare_tracks, labelled_photos  # noqa: E402 (this folder: the scripts' own helper)
+from ablate import held_out_checks, reader_for  # noqa: E402 (this folder: the scripts' own helpers)
+from labelled import compare_tracks, labelled_photos  # noqa: E402
 
 from scoring.errors import TtrError  # noqa: E402
 from vision.read import Reader  # noqa: E402
@@ -40,13 +41,16 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("dir", nargs="?", default=str(Path(__file__).resolve().parents[2] / "shared" / "real" / "dev"))
     ap.add_argument("--limit", type=int, default=0, help="at most this many pairs of each kind (0: all)")
+    ap.add_argument("--held-out-checks", type=Path, metavar="DIR",
+                    help="as ablate.py's: each photo read with the car-or-print check that left it out")
     args = ap.parse_args(argv)
+    checks, readers = held_out_checks(args.held_out_checks), {}
     reader = Reader()
     photos = []
     for photo, gt in labelled_photos(Path(args.dir)):
         truth = json.loads(gt.read_text(encoding="utf-8"))
         try:
-            part = PhotoPart(str(photo), reader.trace_path(str(photo)))
+            part = PhotoPart(str(photo), reader_for(reader, photo.name, checks, readers).trace_path(str(photo)))
         except TtrError as e:
             part = PhotoPart(str(photo), error=str(e))
         alone = compare_tracks(truth, part.trace.tracks) if part.read else None

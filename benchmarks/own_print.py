@@ -1,11 +1,12 @@
 """Car or print, space by space: how well each evidence source tells empty print in a player's
 colour from that player's cars on it, on labelled photo sets.
 
-    python3 benchmarks/own_print.py SET [SET ...] [--cache DIR]
+    python3 benchmarks/own_print.py SET [SET ...] [--cache DIR] [--held-out-checks DIR]
 
 For every space of a single track printed in a player's colour whose truth is empty or that
-player's cars: the area under the ROC curve of the net's first look, the colours and the fused
-evidence (each as the log-odds of the player's cars against empty), and of three measures of shape
+player's cars: the area under the ROC curve of the net's first look, the colours, the car-or-print
+check and the fused evidence (each as the log-odds of the player's cars against empty; the check
+read with the one that left the photo out, given `--held-out-checks`), and of three measures of shape
 that need no training, on the light-normalised patch (how much the lightness varies inside the
 space, its edges there, a darker strip along a long side: a car's shadow). Per print colour, then
 all. The sets and the cache are `ablate.py`'s.
@@ -21,12 +22,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ablate import board_views  # noqa: E402 (this folder: the scripts' own helpers)
+from ablate import board_views, held_out_checks, reader_for  # noqa: E402 (this folder: the scripts' own helpers)
 
 from vision.read import Reader  # noqa: E402
 from vision.reading import PLAYER_COLORS  # noqa: E402
 
-MEASURES = ("net", "colours", "fused", "lightness spread", "edges", "shadow")
+MEASURES = ("net", "colours", "check", "fused", "lightness spread", "edges", "shadow")
 
 
 def auc(pos: list[float], neg: list[float]) -> float:
@@ -52,16 +53,17 @@ def shape_measures(patch_bgr: np.ndarray, px_per_mm: float) -> tuple[float, floa
     return float(light[inside].std()), float(edges[inside].mean()), float(np.median(light) - min(map(np.mean, strips)))
 
 
-def space_rows(reader: Reader, views) -> list[dict]:
-    rows = []
+def space_rows(reader: Reader, views, checks: list = ()) -> list[dict]:
+    rows, readers = [], {}
     for name, truth, view in views:
         if view is None:
             continue
-        trace = reader.trace_view(view, name)
+        trace = reader_for(reader, name, checks, readers).trace_view(view, name)
         owners: dict = {}
         for t in truth["tracks"]:
             owners.setdefault((*sorted((t["a"], t["b"])), t["color"]), []).append(t.get("owner") or None)
         colours = trace.evidence.sources.get("colour")
+        check = trace.evidence.sources.get("occupancy", np.zeros_like(colours))
         px = trace.lit.px_per_mm
         for i, tid in enumerate(trace.samples.track_ids):
             t = trace.tracks[tid]
@@ -74,6 +76,7 @@ def space_rows(reader: Reader, views) -> list[dict]:
             rows.append({"colour": t.color, "car": own[0] is not None,
                          "net": float(np.log(net[c]) - np.log(net[0])),
                          "colours": float(colours[i, c] - colours[i, 0]),
+                         "check": float(check[i, c] - check[i, 0]),
                          "fused": float(trace.evidence.loglik[i, c] - trace.evidence.loglik[i, 0]),
                          "lightness spread": spread, "edges": edges, "shadow": shadow})
     return rows
@@ -83,10 +86,12 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("sets", nargs="+", help="labelled photo folders")
     ap.add_argument("--cache", default="/tmp/ttr_ablate_cache", help="where each photo's located board is kept")
+    ap.add_argument("--held-out-checks", type=Path, metavar="DIR", help="as ablate.py's")
     args = ap.parse_args(argv)
+    checks = held_out_checks(args.held_out_checks)
     reader = Reader()
     for folder in map(Path, args.sets):
-        rows = space_rows(reader, board_views(folder, Path(args.cache) / folder.name, reader))
+        rows = space_rows(reader, board_views(folder, Path(args.cache) / folder.name, reader), checks)
         print(f"{folder.name}: {len(rows)} spaces, {sum(r['car'] for r in rows)} with cars")
         for m in MEASURES:
             cells = []

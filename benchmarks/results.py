@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ablate import board_views, cell, read_set, summary  # noqa: E402 (this folder)
+from ablate import board_views, cell, held_out_checks, read_set, summary  # noqa: E402 (this folder)
 from labelled import session_of  # noqa: E402
 
 from vision.read import Reader  # noqa: E402
@@ -45,7 +45,11 @@ def main(argv=None) -> int:
     ap.add_argument("--speed", type=Path, help="the output of benchmarks/bench_detect.py")
     ap.add_argument("--cache", default="/tmp/ttr_ablate_cache", help="where each photo's located board is kept")
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "results.md")
+    ap.add_argument("--held-out-checks", type=Path, metavar="DIR",
+                    help="as ablate.py's: the real photos and the sets made from them read with the car-or-print "
+                         "check that left them out")
     args = ap.parse_args(argv)
+    checks = held_out_checks(args.held_out_checks)
     reader = Reader()
     sets = [("development photos", args.dev, f"`../shared/real/dev` ({Path(args.dev).name})")]
     for s in args.set:
@@ -59,7 +63,7 @@ def main(argv=None) -> int:
     dev_rows = None
     for name, folder, made in sets:
         views = board_views(Path(folder), Path(args.cache) / Path(folder).resolve().name, reader)
-        rows = read_set(reader, views)
+        rows = read_set(reader, views, checks)
         if folder == args.dev:
             dev_rows = rows
         lines.append(f"| {name} | {made} | {cell(summary(rows))} |")

@@ -63,13 +63,41 @@ def test_ablate_switches_a_rule_off_and_writes_its_row(renders, tmp_path):
     assert r.stdout.count("shipped:") == 1
 
 
+def test_held_out_checks_read_a_photo_and_its_copies_with_the_check_that_left_it_out(tmp_path):
+    """A development photo, and a re-lit copy named after it, are read with the check trained without
+    it; any other photo with the reader as given."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from ablate import held_out_checks, reader_for
+
+    from vision.evidence.net import default_model_paths, load_occupancy
+    from vision.read import Reader
+
+    if load_occupancy() is None:
+        pytest.skip("no packaged car-or-print check")
+    onnx, cfg = default_model_paths("space_occupancy")
+    for name, left_out in (("AB", ["IMG_4066_small", "IMG_4066_rectified"]), ("DD2", ["IMG_4134"])):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / onnx.name).write_bytes(onnx.read_bytes())
+        config = json.loads(cfg.read_text())
+        config["real"]["photos_left_out"] = [f"{s}.jpg" for s in left_out]
+        (tmp_path / name / cfg.name).write_text(json.dumps(config))
+    checks = held_out_checks(tmp_path)
+    assert [len(stems) for stems, _ in checks] == [2, 1]
+    plain, readers = Reader(), {}
+    for photo, fold in (("IMG_4066_small.jpg", "AB"), ("IMG_4134_rl9128_01.jpg", "DD2"), ("IMG_4134.jpg", "DD2")):
+        assert reader_for(plain, photo, checks, readers).occupancy.path == tmp_path / fold / onnx.name
+    assert reader_for(plain, "IMG_41340.jpg", checks, readers) is plain
+    assert reader_for(plain, "synthetic_003.jpg", checks, readers) is plain
+    assert len(readers) == 2  # one reader per check, made once
+
+
 def test_own_print_measures_every_source_on_the_spaces_of_a_players_print(renders, tmp_path):
     r = _run([str(ROOT / "benchmarks" / "own_print.py"), str(renders), "--cache", str(tmp_path / "cache")],
              cwd=tmp_path)
     head = re.search(r"set: (\d+) spaces, (\d+) with cars", r.stdout)
     assert head and 0 < int(head.group(2)) < int(head.group(1))  # two played boards: print and cars alike
     rows = [line.split() for line in r.stdout.splitlines() if line.startswith("  ")]
-    assert [" ".join(row[:-12]) for row in rows] == ["net", "colours", "fused", "lightness spread", "edges", "shadow"]
+    assert [" ".join(row[:-12]) for row in rows] == ["net", "colours", "check", "fused", "lightness spread", "edges", "shadow"]
     for row in rows:
         assert row[-2] == "all" and 0.0 <= float(row[-1]) <= 1.0
 
