@@ -562,10 +562,11 @@ class MarkerHint:
 LAP = SCORE_TRACK_LAP  # the score track runs 0..99 and markers lap it
 # A hint proposes a change only where the photo leaves it this likely (below, one tap would make
 # the numbers agree and the score wrong), and never on a track the reader calls sure (read at
-# `DoubtSettings.below` or surer: never one the photo is 95 % sure of), even to give it back after a
-# person changed it.
+# `DoubtSettings.below` or surer) nor on one the photo is 95 % sure of, whatever the fitted mark,
+# even to give it back after a person changed it.
 PLAUSIBLE = 0.05
-SURE = DoubtSettings().below
+NEVER_FIXED_FROM = 0.95
+SURE = min(DoubtSettings().below, NEVER_FIXED_FROM)
 
 
 def change_chance(t: TrackCheck, owner: str | None) -> float:

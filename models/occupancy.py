@@ -14,14 +14,16 @@ In:  `DIR` (photos with their truth, `../shared/real/dev`'s layout), read by the
      (`models.real.collect`: the patches its classifier is given, labelled from the truth), and
      `count` rendered boards (`models.train.render_patches`, half in other homes' worlds, seeds from
      `seed`, below the test seeds 9000-9999).
-Out: `space_occupancy.onnx` (dynamic batch; out: P(empty), P(car)) and `space_occupancy.json` beside it (classes, patch geometry, seeds, epochs,
+Out: `space_occupancy.onnx` (dynamic batch; out: P(empty), P(car), each patch and its half-turned
+     copy averaged) and `space_occupancy.json` beside it (classes, patch geometry, seeds, epochs,
      what was left out, versions, the command). Nothing of DIR is written under `--out`.
 
 Every training patch's colours are changed at random before the net sees it: the hue turned through
 the whole circle, saturation, white balance, light and contrast moved, so that no colour can answer
 "car or print?"; then flipped and shifted by a few pixels. A rendered patch counts half a real one.
-The net itself is plain and small (`occupancy_net`: seven 3x3 convolutions, 12 to 48 channels,
-0.06 M parameters), so that it costs about what the classifier costs a board.
+The net itself is plain (`occupancy_net`: seven 3x3 convolutions, 24 to 96 channels, 0.25 M
+parameters). A narrower one (12 to 48 channels, one look) costs half as much and read 12 fewer
+development tracks and 8 to 17 fewer on the re-lit sets (`docs/ablation.md`).
 """
 from __future__ import annotations
 
@@ -40,7 +42,7 @@ from models.real import split as real_split
 from scoring.errors import TtrError
 from vision.evidence.net import OCCUPANCY_NAME, default_model_paths, model_input
 
-DEFAULTS = {"count": 64, "epochs": 6, "seed": 20000, "imgsz": 64, "side_mm": 30.0, "batch": 128, "width": 12,
+DEFAULTS = {"count": 64, "epochs": 6, "seed": 20000, "imgsz": 64, "side_mm": 30.0, "batch": 128, "width": 24,
             "render_weight": 0.5, "varied_share": 0.5, "lr": 3e-3}
 SMOKE = {"count": 2, "epochs": 1, "width": 4}
 CLASSES = ("empty", "car")
@@ -126,19 +128,20 @@ def train(x: np.ndarray, car: np.ndarray, weight: np.ndarray, p: dict, log=print
 
 
 def export(net, out_onnx: Path, imgsz: int) -> None:
-    """ONNX with a dynamic batch: in (B, 3, S, S) RGB 0..1, out (B, 2) P(empty), P(car)."""
+    """ONNX with a dynamic batch: in (B, 3, S, S) RGB 0..1, out (B, 2) P(empty), P(car) from the log-odds
+    of the patch and its half-turned copy averaged (the space seen from its other end)."""
     import torch
 
-    class Probs(torch.nn.Module):
+    class Both(torch.nn.Module):
         def __init__(self, net):
             super().__init__()
             self.net = net
 
         def forward(self, x):
-            logit = self.net(x)
+            logit = 0.5 * (self.net(x) + self.net(x.flip(2).flip(3)))
             return torch.stack([torch.sigmoid(-logit), torch.sigmoid(logit)], 1)
 
-    model = Probs(net).eval()
+    model = Both(net).eval()
     out_onnx.parent.mkdir(parents=True, exist_ok=True)
     # The TorchScript exporter: it needs no further package (the newer one wants onnxscript).
     torch.onnx.export(model, torch.rand(2, 3, imgsz, imgsz), str(out_onnx), input_names=["images"],
