@@ -69,7 +69,8 @@ def main(argv=None) -> int:
         lines.append(f"| {name} | {made} | {cell(summary(rows))} |")
     if dev_rows:
         lines += ["", "The development photos per session, each a fold left out (the net learnt from renders "
-                  "only, the fitted settings on renders; `../shared/real/README.md` names the sessions):", "",
+                  "only, the fitted settings on renders, and with --held-out-checks the car-or-print check without "
+                  "the photo's board state; `../shared/real/README.md` names the sessions):", "",
                   "| session | tracks right, exact photos, doubt |", "|---|---|"]
         by: dict = {}
         for r in dev_rows:
