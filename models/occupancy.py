@@ -37,8 +37,10 @@ from pathlib import Path
 
 import numpy as np
 
+from models.distill import load_patches
 from models.real import collect, real_photos, state_of
 from models.real import split as real_split
+from models.train import render_patches
 from scoring.errors import TtrError
 from vision.evidence.net import OCCUPANCY_NAME, default_model_paths, model_input
 
@@ -163,8 +165,6 @@ def leave_out_states(value: str | None, states: list[str]) -> tuple[str, ...]:
 
 def make_occupancy(args) -> int:
     """The recipe, as `ttr train --occupancy` asks for it; returns the exit status."""
-    from models.train import render_patches
-
     if not args.real:
         raise TtrError("--occupancy needs --real DIR: the check learns real print and real cars from it")
     real = Path(args.real)
@@ -187,7 +187,6 @@ def make_occupancy(args) -> int:
         render_patches(renders, p["count"], p["seed"], p["imgsz"], p["side_mm"], wider_plastic=True,
                        varied_share=p["varied_share"])
         (renders / "done.json").write_text(json.dumps(stamp))
-    from models.distill import load_patches
     x_r, y_r = load_patches([renders], "train")
     seconds = {"render": time.time() - t0}
     t0 = time.time()
