@@ -324,6 +324,18 @@ def test_detect_without_photos_is_a_usage_error():
     assert r.returncode == 2
 
 
+@pytest.mark.parametrize("variable", ["TTR_SPACE_MODEL", "TTR_OCCUPANCY_MODEL"])
+def test_a_model_named_in_the_environment_must_be_there(variable, tmp_path):
+    """A model the environment names and that is not there is a one-line error, never a reading
+    made silently without it."""
+    env = dict(os.environ, **{variable: str(tmp_path / "missing.onnx")})
+    r = subprocess.run([sys.executable, "-m", "app.cli", "detect", "examples/board.jpg"], capture_output=True,
+                       text=True, timeout=120, cwd=Path(__file__).resolve().parents[2], env=env)
+    assert r.returncode == 2
+    assert r.stderr.strip() == f"ttr: error: {variable}={tmp_path / 'missing.onnx'}: no such ONNX model with its " \
+                               ".json config beside it"
+
+
 # ------------------------------------------------------------------------------- real photos
 
 @pytest.mark.skipif(not REAL_DEV.is_dir(), reason="real development photos (../shared) not present")

@@ -111,35 +111,32 @@ def load_classifier(onnx_path: str | None = None) -> SpaceClassifier | None:
     """The packaged classifier (or one at `onnx_path`, else at the environment's `TTR_SPACE_MODEL`:
     an ONNX file with its JSON config beside it, e.g. a model `ttr train` wrote elsewhere, read by
     `ttr detect` without replacing the packaged one), loaded once; None when none is installed."""
-    return _load(onnx_path, MODEL_NAME, MODEL_ENV)
+    return _open(*_model_files(onnx_path, MODEL_NAME, MODEL_ENV))
 
 
 def load_occupancy(onnx_path: str | None = None) -> SpaceClassifier | None:
     """The packaged car-or-print check (an occupancy model: P(empty), P(car)), or one at `onnx_path`,
     else at the environment's `TTR_OCCUPANCY_MODEL` ("none": none), loaded once; None when none is
-    installed."""
-    if onnx_path is None and os.environ.get(OCCUPANCY_ENV):
-        onnx_path = os.environ[OCCUPANCY_ENV]
-        if onnx_path.lower() == "none":
-            return None
-    return _load_occupancy(onnx_path)
+    installed. The environment is read at each call (a test may switch the check off)."""
+    if onnx_path is None and os.environ.get(OCCUPANCY_ENV, "").lower() == "none":
+        return None
+    return _open(*_model_files(onnx_path, OCCUPANCY_NAME, OCCUPANCY_ENV))
 
 
-@lru_cache(maxsize=2)
-def _load_occupancy(onnx_path: str | None) -> SpaceClassifier | None:
-    return _load(onnx_path, OCCUPANCY_NAME, OCCUPANCY_ENV)
-
-
-def _load(onnx_path: str | None, name: str, env: str) -> SpaceClassifier | None:
+def _model_files(onnx_path: str | None, name: str, env: str) -> tuple[Path, Path]:
+    """(ONNX, JSON config) of a model: at `onnx_path`, else the environment's `env` (which must name
+    one), else the packaged `name`."""
     if onnx_path is None and os.environ.get(env):
         onnx_path = os.environ[env]
         if not Path(onnx_path).is_file() or not Path(onnx_path).with_suffix(".json").is_file():
             raise TtrError(f"{env}={onnx_path}: no such ONNX model with its .json config beside it")
     if onnx_path is None:
-        onnx, cfg = default_model_paths(name)
-    else:
-        onnx = Path(onnx_path)
-        cfg = onnx.with_suffix(".json")
+        return default_model_paths(name)
+    return Path(onnx_path), Path(onnx_path).with_suffix(".json")
+
+
+@lru_cache(maxsize=8)  # a classifier and a check, and the checks benchmarks read folds with
+def _open(onnx: Path, cfg: Path) -> SpaceClassifier | None:
     if not onnx.exists() or not cfg.exists():
         return None
     return SpaceClassifier(onnx, ClassifierConfig.load(cfg))
