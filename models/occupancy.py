@@ -38,9 +38,9 @@ from pathlib import Path
 import numpy as np
 
 from models.distill import load_patches
-from models.real import collect, real_photos, state_of
+from models.real import collect, real_photos
 from models.real import split as real_split
-from models.train import render_patches
+from models.train import _version, render_patches
 from scoring.errors import TtrError
 from vision.evidence.net import OCCUPANCY_NAME, default_model_paths, model_input
 
@@ -221,7 +221,7 @@ def make_occupancy(args) -> int:
         "seconds": {k: round(v, 1) for k, v in seconds.items()},
         "smoke": bool(args.smoke),
         "versions": {"python": platform.python_version(), **{m: _version(m) for m in ("torch", "onnx", "numpy")}},
-        "command": "ttr " + " ".join(sys.argv[1:]) if sys.argv and sys.argv[0].endswith("ttr") else None,
+        "command": "ttr train " + " ".join(a for a in sys.argv[1:] if a != "train"),
     }
     (out_dir / f"{OCCUPANCY_NAME}.json").write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {out_dir / (OCCUPANCY_NAME + '.onnx')} and its .json ("
@@ -230,12 +230,3 @@ def make_occupancy(args) -> int:
         shutil.rmtree(work, ignore_errors=True)
     return 0
 
-
-def _version(module: str) -> str | None:
-    try:
-        return __import__(module).__version__
-    except ImportError:
-        return None
-
-
-__all__ = ["make_occupancy", "occupancy_net", "colour_blind", "train", "export", "state_of"]

@@ -106,10 +106,11 @@ class Reader:
         self.net_seen_height_mm = float(net_seen_height_mm)
         # The car-or-print check looks at the net's own patches: only where they are cut as it was trained.
         occupancy = load_occupancy(occupancy_path) if self.net is not None else None
-        fits = occupancy is not None and self.net_seen_height_mm == occupancy.config.raw["crop"].get(
-            "car_seen_height_mm", 0.0) and (occupancy.config.imgsz, occupancy.config.side_mm) == (
-            self.geometry.imgsz, self.geometry.side_mm)
-        self.occupancy = occupancy if fits else None
+        if occupancy is not None and (
+                CropGeometry(occupancy.config.imgsz, occupancy.config.side_mm) != self.geometry
+                or occupancy.config.raw["crop"].get("car_seen_height_mm", 0.0) != self.net_seen_height_mm):
+            occupancy = None
+        self.occupancy = occupancy
         self.quads_mm, self.track_ids, self.index = self.template.all_spaces()
         printed = np.array([self.board.tracks[t].color for t in self.track_ids])
         self.spaces = BoardSpaces(self.track_ids, self.index, printed, np.isin(printed, PLAYER_COLORS),
