@@ -14,16 +14,18 @@ In:  `DIR` (photos with their truth, `../shared/real/dev`'s layout), read by the
      (`models.real.collect`: the patches its classifier is given, labelled from the truth), and
      `count` rendered boards (`models.train.render_patches`, half in other homes' worlds, seeds from
      `seed`, below the test seeds 9000-9999).
-Out: `space_occupancy.onnx` (dynamic batch; out: P(empty), P(car), each patch and its half-turned
-     copy averaged) and `space_occupancy.json` beside it (classes, patch geometry, seeds, epochs,
-     what was left out, versions, the command). Nothing of DIR is written under `--out`.
+Out: `space_occupancy.onnx` (dynamic batch; out: P(empty), P(car); in 8-bit integers, `quantize`)
+     and `space_occupancy.json` beside it (classes, patch geometry, seeds, epochs, what was left
+     out, versions, the command). Nothing of DIR is written under `--out`; with `--work`, the trained
+     weights are kept there (`space_occupancy_<left out>.pt`).
 
 Every training patch's colours are changed at random before the net sees it: the hue turned through
 the whole circle, saturation, white balance, light and contrast moved, so that no colour can answer
 "car or print?"; then flipped and shifted by a few pixels. A rendered patch counts half a real one.
 The net itself is plain (`occupancy_net`: seven 3x3 convolutions, 24 to 96 channels, 0.25 M
-parameters). A narrower one (12 to 48 channels, one look) costs half as much and read 12 fewer
-development tracks and 8 to 17 fewer on the re-lit sets (`docs/ablation.md`).
+parameters), asked once per patch: averaging its answer with the half-turned patch's read the same
+tracks at twice the cost, and a narrower net (12 to 48 channels) read 12 fewer development tracks
+and 8 to 17 fewer on the re-lit sets (`docs/ablation.md`).
 """
 from __future__ import annotations
 
@@ -45,9 +47,10 @@ from scoring.errors import TtrError
 from vision.evidence.net import OCCUPANCY_NAME, default_model_paths, model_input
 
 DEFAULTS = {"count": 64, "epochs": 6, "seed": 20000, "imgsz": 64, "side_mm": 30.0, "batch": 128, "width": 24,
-            "render_weight": 0.5, "varied_share": 0.5, "lr": 3e-3}
+            "render_weight": 0.5, "varied_share": 0.5, "lr": 3e-3, "looks": 1}
 SMOKE = {"count": 2, "epochs": 1, "width": 4}
 CLASSES = ("empty", "car")
+QUANTIZE_PATCHES = 2048  # training patches that measure the 8-bit check's ranges (`quantize`)
 
 
 def occupancy_net(width: int):
@@ -129,26 +132,54 @@ def train(x: np.ndarray, car: np.ndarray, weight: np.ndarray, p: dict, log=print
     return net.eval()
 
 
-def export(net, out_onnx: Path, imgsz: int) -> None:
-    """ONNX with a dynamic batch: in (B, 3, S, S) RGB 0..1, out (B, 2) P(empty), P(car) from the log-odds
-    of the patch and its half-turned copy averaged (the space seen from its other end)."""
+def export(net, out_onnx: Path, imgsz: int, looks: int = 1) -> None:
+    """ONNX with a dynamic batch: in (B, 3, S, S) RGB 0..1, out (B, 2) P(empty), P(car) from the car's
+    log-odds; with `looks` 2, those of the patch and its half-turned copy (the space seen from its
+    other end) averaged."""
     import torch
 
-    class Both(torch.nn.Module):
+    class Looks(torch.nn.Module):
         def __init__(self, net):
             super().__init__()
             self.net = net
 
         def forward(self, x):
-            logit = 0.5 * (self.net(x) + self.net(x.flip(2).flip(3)))
+            logit = self.net(x) if looks == 1 else 0.5 * (self.net(x) + self.net(x.flip(2).flip(3)))
             return torch.stack([torch.sigmoid(-logit), torch.sigmoid(logit)], 1)
 
-    model = Both(net).eval()
+    model = Looks(net).eval()
     out_onnx.parent.mkdir(parents=True, exist_ok=True)
     # The TorchScript exporter: it needs no further package (the newer one wants onnxscript).
     torch.onnx.export(model, torch.rand(2, 3, imgsz, imgsz), str(out_onnx), input_names=["images"],
                       output_names=["output0"], dynamic_axes={"images": {0: "batch"}, "output0": {0: "batch"}},
                       opset_version=17, dynamo=False)
+
+
+def quantize(onnx_path: Path, patches_bgr: np.ndarray, seed: int, count: int = QUANTIZE_PATCHES) -> int:
+    """The exported check's convolutions turned to 8-bit integers in place (onnxruntime's static
+    quantization: QDQ, weights per channel), their ranges measured on `count` of the training
+    patches drawn by `seed`.
+
+    Why: in floats the check cost as much as the rest of the net's work on a photo; in integers it
+    takes half the time (two CPUs), its P(car) within about 0.01 of the float one, and read the
+    same tracks (`docs/ablation.md`). Returns how many patches measured the ranges."""
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    pick = np.random.default_rng(seed).permutation(len(patches_bgr))[:count]
+    batches = iter([{"images": model_input(patches_bgr[np.sort(pick[i:i + 256])])} for i in range(0, len(pick), 256)])
+
+    class Patches(CalibrationDataReader):
+        def get_next(self):
+            return next(batches, None)
+
+    with tempfile.TemporaryDirectory(prefix="ttr_quantize_") as tmp:
+        pre = Path(tmp) / "pre.onnx"
+        quant_pre_process(str(onnx_path), str(pre), skip_symbolic_shape=True)
+        # The convolutions only: they are the cost, and the head's probabilities stay exact (summing to one).
+        quantize_static(str(pre), str(onnx_path), Patches(), quant_format=QuantFormat.QDQ, per_channel=True,
+                        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8, op_types_to_quantize=["Conv"])
+    return len(pick)
 
 
 def leave_out_states(value: str | None, states: list[str]) -> tuple[str, ...]:
@@ -161,6 +192,37 @@ def leave_out_states(value: str | None, states: list[str]) -> tuple[str, ...]:
         raise TtrError(f"--leave-out {value}: no board state {', '.join(unknown)} in the photos (they have "
                        f"{', '.join(states)})")
     return out
+
+
+def training_patches(real: Path, leave_out: str | None, p: dict, work: Path) -> dict:
+    """The recipe's training patches: `p["count"]` rendered boards (kept under `work` and reused
+    while their settings stay) and the patches the reader cuts from `real`'s photos but those of
+    the states `leave_out` names; with each patch's label and loss weight, and the seconds taken."""
+    t0 = time.time()
+    renders = work / "occupancy_renders"
+    stamp = {k: p[k] for k in ("count", "seed", "imgsz", "side_mm", "varied_share")}
+    if not (renders / "done.json").is_file() or json.loads((renders / "done.json").read_text()) != stamp:
+        shutil.rmtree(renders, ignore_errors=True)
+        render_patches(renders, p["count"], p["seed"], p["imgsz"], p["side_mm"], wider_plastic=True,
+                       varied_share=p["varied_share"])
+        (renders / "done.json").write_text(json.dumps(stamp))
+    x_r, y_r = load_patches([renders], "train")
+    seconds = {"render": time.time() - t0}
+    t0 = time.time()
+    # Cut by the reader with its packaged classifier where there is one (it tells like-printed lanes
+    # of a double apart for the labels), else by its colours alone.
+    classifier = default_model_paths()[0]
+    photos = collect(real, classifier if classifier.is_file() else None, work / "real_cache", 0.0, p["imgsz"],
+                     p["side_mm"])
+    left_out = leave_out_states(leave_out, sorted({o["state"] for o in photos}))
+    kept = [o for o in photos if o["state"] not in left_out]
+    x_real, y_real, _, _ = real_split(kept, None)
+    seconds["real"] = time.time() - t0
+    x = np.concatenate([x_real, x_r])
+    car = np.concatenate([y_real > 0, y_r > 0]).astype(np.float32)
+    weight = np.concatenate([np.ones(len(x_real)), np.full(len(x_r), p["render_weight"])]).astype(np.float32)
+    return {"x": x, "car": car, "weight": weight, "left_out": left_out, "seconds": seconds, "y_render": y_r,
+            "y_real": y_real, "photos": photos, "kept": kept}
 
 
 def make_occupancy(args) -> int:
@@ -179,38 +241,25 @@ def make_occupancy(args) -> int:
     p["imgsz"] = args.imgsz
     out_dir = Path(args.out)
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="ttr_occupancy_"))
-    t0 = time.time()
-    renders = work / "occupancy_renders"
-    stamp = {k: p[k] for k in ("count", "seed", "imgsz", "side_mm", "varied_share")}
-    if not (renders / "done.json").is_file() or json.loads((renders / "done.json").read_text()) != stamp:
-        shutil.rmtree(renders, ignore_errors=True)
-        render_patches(renders, p["count"], p["seed"], p["imgsz"], p["side_mm"], wider_plastic=True,
-                       varied_share=p["varied_share"])
-        (renders / "done.json").write_text(json.dumps(stamp))
-    x_r, y_r = load_patches([renders], "train")
-    seconds = {"render": time.time() - t0}
-    t0 = time.time()
-    # Cut by the reader with its packaged classifier where there is one (it tells like-printed lanes
-    # of a double apart for the labels), else by its colours alone.
-    classifier = default_model_paths()[0]
-    photos = collect(real, classifier if classifier.is_file() else None, work / "real_cache", 0.0, p["imgsz"],
-                     p["side_mm"])
-    left_out = leave_out_states(args.leave_out, sorted({o["state"] for o in photos}))
-    kept = [o for o in photos if o["state"] not in left_out]
-    x_real, y_real, _, _ = real_split(kept, None)
-    seconds["real"] = time.time() - t0
-    x = np.concatenate([x_real, x_r])
-    car = np.concatenate([y_real > 0, y_r > 0]).astype(np.float32)
-    weight = np.concatenate([np.ones(len(x_real)), np.full(len(x_r), p["render_weight"])]).astype(np.float32)
+    data = training_patches(real, args.leave_out, p, work)
+    x, car, weight, left_out, seconds = data["x"], data["car"], data["weight"], data["left_out"], data["seconds"]
+    y_r, y_real, photos, kept = data["y_render"], data["y_real"], data["photos"], data["kept"]
     t0 = time.time()
     net = train(x, car, weight, p)
     seconds["train"] = time.time() - t0
-    export(net, out_dir / f"{OCCUPANCY_NAME}.onnx", p["imgsz"])
+    if args.work:  # the trained weights, to export again (another look, another format) without training
+        import torch
+
+        torch.save(net.state_dict(), work / f"{OCCUPANCY_NAME}_{'_'.join(left_out) or 'all'}.pt")
+    export(net, out_dir / f"{OCCUPANCY_NAME}.onnx", p["imgsz"], p["looks"])
+    measured = quantize(out_dir / f"{OCCUPANCY_NAME}.onnx", x, p["seed"])
     config = {
         "classes": list(CLASSES), "imgsz": p["imgsz"], "task": "occupancy",
         "crop": {"side_mm": p["side_mm"], "car_seen_height_mm": 0.0,
                  "light": "paper-normalised (vision.spaces)", "axis": "space long axis horizontal, centred"},
         "model": f"models.occupancy.occupancy_net(width={p['width']}), colour-blind training (see its doc)",
+        "quantized": {"format": "onnxruntime static QDQ, uint8 activations, int8 weights per channel",
+                      "ranges_from_training_patches": measured},
         "recipe": {k: v for k, v in p.items() if k not in ("imgsz", "side_mm")},
         "renders": {"boards": p["count"], "seeds": [p["seed"], p["seed"] + p["count"] - 1],
                     "patches": {"car": int((y_r > 0).sum()), "empty": int((y_r == 0).sum())}},

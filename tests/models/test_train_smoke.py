@@ -174,6 +174,12 @@ def test_smoke_car_or_print_check_learns_from_real_photos_leaving_states_out(tmp
     assert [Path(p).stem for p in config["real"]["photos_left_out"]] == [stem_a]
     assert len(config["real"]["photos_trained"]) == 2 and config["real"]["patches"]["empty"] > 250
     assert config["renders"]["patches"]["car"] > 0
+    # Shipped in 8-bit integers, its ranges measured on training patches.
+    import onnx
+
+    ops = {n.op_type for n in onnx.load(str(out / "space_occupancy.onnx")).graph.node}
+    assert {"QuantizeLinear", "DequantizeLinear"} <= ops
+    assert config["quantized"]["ranges_from_training_patches"] > 0
 
     from vision.evidence.net import load_occupancy
     from vision.read import Reader
@@ -207,3 +213,35 @@ def test_bad_real_options_are_one_line_errors(args, message):
                         "train", *args, "--out", "unused"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 2
     assert r.stderr.strip().startswith("ttr: error: " + message) and "\n" not in r.stderr.strip()
+
+
+def test_quantized_check_answers_as_the_float_one(tmp_path):
+    """`models.occupancy.quantize`: the check in 8-bit integers gives the float check's P(car) to
+    within a few hundredths on patches like those that measured its ranges, and still takes a batch
+    of any size."""
+    import onnxruntime as ort
+    import torch
+
+    from models.occupancy import export, occupancy_net, quantize
+    from vision.evidence.net import model_input
+
+    torch.manual_seed(3)
+    net = occupancy_net(4).eval()
+    onnx_path = tmp_path / "check.onnx"
+    export(net, onnx_path, 64)
+    rng = np.random.default_rng(4)
+    # Smooth patches (a blurred field of a few colours), as spaces are, rather than pixel noise.
+    coarse = rng.integers(0, 255, (300, 8, 8, 3)).astype(np.float32)
+    patches = np.repeat(np.repeat(coarse, 8, axis=1), 8, axis=2).astype(np.uint8)
+    float_p = ort.InferenceSession(str(onnx_path)).run(None, {"images": model_input(patches)})[0]
+    assert quantize(onnx_path, patches[:200], seed=1, count=128) == 128
+    import onnx
+
+    graph = onnx.load(str(onnx_path)).graph
+    assert {"QuantizeLinear", "DequantizeLinear"} <= {n.op_type for n in graph.node}
+    assert any(t.data_type == onnx.TensorProto.INT8 for t in graph.initializer)  # the weights, in integers
+    session = ort.InferenceSession(str(onnx_path))
+    int_p = session.run(None, {"images": model_input(patches)})[0]
+    assert int_p.shape == (300, 2)
+    assert np.abs(int_p[:, 1] - float_p[:, 1]).max() < 0.05
+    assert np.allclose(session.run(None, {"images": model_input(patches[250:251])})[0], int_p[250:251], atol=1e-6)
