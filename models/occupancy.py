@@ -14,7 +14,7 @@ In:  `DIR` (photos with their truth, `../shared/real/dev`'s layout), read by the
      (`models.real.collect`: the patches its classifier is given, labelled from the truth), and
      `count` rendered boards (`models.train.render_patches`, half in other homes' worlds, seeds from
      `seed`, below the test seeds 9000-9999).
-Out: `space_occupancy.onnx` (dynamic batch; out: P(empty), P(car); in 8-bit integers, `quantize`)
+Out: `space_occupancy.onnx` (dynamic batch; out: P(empty), P(car); its convolutions in 8-bit integers, `quantize`)
      and `space_occupancy.json` beside it (classes, patch geometry, seeds, epochs, what was left
      out, versions, the command). Nothing of DIR is written under `--out`; with `--work`, the trained
      weights are kept there (`space_occupancy_<left out>.pt`).
@@ -23,9 +23,10 @@ Every training patch's colours are changed at random before the net sees it: the
 the whole circle, saturation, white balance, light and contrast moved, so that no colour can answer
 "car or print?"; then flipped and shifted by a few pixels. A rendered patch counts half a real one.
 The net itself is plain (`occupancy_net`: seven 3x3 convolutions, 24 to 96 channels, 0.25 M
-parameters), asked once per patch: averaging its answer with the half-turned patch's read the same
-tracks at twice the cost, and a narrower net (12 to 48 channels) read 12 fewer development tracks
-and 8 to 17 fewer on the re-lit sets (`docs/ablation.md`).
+parameters); its answer is the average of its answers on the patch and on the patch turned half
+round (asked once, it read the same tracks at half the cost, and more pairs of photos of one board
+read worse than their better photo). A narrower net (12 to 48 channels) read 12 fewer development
+tracks and 8 to 17 fewer on the re-lit sets (`docs/ablation.md`).
 """
 from __future__ import annotations
 
@@ -47,7 +48,7 @@ from scoring.errors import TtrError
 from vision.evidence.net import OCCUPANCY_NAME, default_model_paths, model_input
 
 DEFAULTS = {"count": 64, "epochs": 6, "seed": 20000, "imgsz": 64, "side_mm": 30.0, "batch": 128, "width": 24,
-            "render_weight": 0.5, "varied_share": 0.5, "lr": 3e-3, "looks": 1}
+            "render_weight": 0.5, "varied_share": 0.5, "lr": 3e-3, "looks": 2}
 SMOKE = {"count": 2, "epochs": 1, "width": 4}
 CLASSES = ("empty", "car")
 QUANTIZE_PATCHES = 2048  # training patches that measure the 8-bit check's ranges (`quantize`)
@@ -160,9 +161,9 @@ def quantize(onnx_path: Path, patches_bgr: np.ndarray, seed: int, count: int = Q
     quantization: QDQ, weights per channel), their ranges measured on `count` of the training
     patches drawn by `seed`.
 
-    Why: in floats the check cost as much as the rest of the net's work on a photo; in integers it
-    takes half the time (two CPUs), its P(car) within about 0.01 of the float one, and read the
-    same tracks (`docs/ablation.md`). Returns how many patches measured the ranges."""
+    Why: in floats the check cost a photo more than the rest of the nets' work; in integers it
+    takes about half the time (two CPUs), its P(car) within a few hundredths of the float one,
+    and read the same tracks (`docs/ablation.md`). Returns how many patches measured the ranges."""
     from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
     from onnxruntime.quantization.shape_inference import quant_pre_process
 
