@@ -133,7 +133,7 @@ def train(x: np.ndarray, car: np.ndarray, weight: np.ndarray, p: dict, log=print
     return net.eval()
 
 
-def export(net, out_onnx: Path, imgsz: int, looks: int = 1) -> None:
+def export(net, out_onnx: Path, imgsz: int, looks: int = DEFAULTS["looks"]) -> None:
     """ONNX with a dynamic batch: in (B, 3, S, S) RGB 0..1, out (B, 2) P(empty), P(car) from the car's
     log-odds; with `looks` 2, those of the patch and its half-turned copy (the space seen from its
     other end) averaged."""
