@@ -168,7 +168,7 @@ def quantize(onnx_path: Path, patches_bgr: np.ndarray, seed: int, count: int = Q
     from onnxruntime.quantization.shape_inference import quant_pre_process
 
     pick = np.random.default_rng(seed).permutation(len(patches_bgr))[:count]
-    batches = iter([{"images": model_input(patches_bgr[np.sort(pick[i:i + 256])])} for i in range(0, len(pick), 256)])
+    batches = ({"images": model_input(patches_bgr[np.sort(pick[i:i + 256])])} for i in range(0, len(pick), 256))
 
     class Patches(CalibrationDataReader):
         def get_next(self):
