@@ -259,7 +259,8 @@ def make_occupancy(args) -> int:
         "crop": {"side_mm": p["side_mm"], "car_seen_height_mm": 0.0,
                  "light": "paper-normalised (vision.spaces)", "axis": "space long axis horizontal, centred"},
         "model": f"models.occupancy.occupancy_net(width={p['width']}), colour-blind training (see its doc)",
-        "quantized": {"format": "onnxruntime static QDQ, uint8 activations, int8 weights per channel",
+        "quantized": {"format": "onnxruntime static QDQ, the convolutions only: uint8 activations, int8 weights "
+                                "per channel",
                       "ranges_from_training_patches": measured},
         "recipe": {k: v for k, v in p.items() if k not in ("imgsz", "side_mm")},
         "renders": {"boards": p["count"], "seeds": [p["seed"], p["seed"] + p["count"] - 1],
