@@ -12,6 +12,10 @@ TOO_SMALL_MESSAGE = ("the board is too small in the photo ({px} pixels across) t
 # Not a refusal: the warning on a board found where the city dots could not be made out.
 BY_TRACKS_MESSAGE = ("{why}, so the board's outline was checked by its tracks alone and some tracks may be "
                      "misread: come closer, hold still, or send the photo at full size")
+# No outline at all: the board may be missing, or too small or too dimly lit for its outline to show
+# (boards under about a tenth of the frame, e.g. 400-550 pixels across a 1600x900 photo).
+NOT_FOUND_MESSAGE = ("no Ticket to Ride board found in the photo: if it is there, take the photo again from "
+                     "above, closer, with the whole board filling most of the frame")
 MIRRORED_MESSAGE = ("the photo is mirrored (as a front camera's selfie view shows it): turn mirroring off "
                     "or use the back camera, and take it again")
 
@@ -19,7 +23,7 @@ MIRRORED_MESSAGE = ("the photo is mirrored (as a front camera's selfie view show
 class BoardNotFound(TtrError):
     """No Ticket to Ride board in the photo, or none whose outline the print confirms."""
 
-    def __init__(self, message: str = "no Ticket to Ride board found in the photo"):
+    def __init__(self, message: str = NOT_FOUND_MESSAGE):
         super().__init__(message)
 
 
