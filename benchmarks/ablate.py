@@ -59,6 +59,8 @@ def variants() -> dict[str, tuple[str, ReaderSettings, bool]]:
                                  r(colour=replace(s.colour, rounds=0)), True),
         "car in the middle": ("cars looked for at places across the space",
                               r(sample=replace(s.sample, car_across_steps=0)), True),
+        "check at full sharpness": ("the car-or-print check asked at one sharpness",
+                                    r(net=replace(s.net, check_px_per_mm=None)), True),
         "no second look": ("the half-turned second look", r(refine=replace(s.refine, second_look=False)), True),
         "no lanes alone": ("lanes judged again beside a claimed lane", r(refine=replace(s.refine, lanes_alone=False)),
                            True),

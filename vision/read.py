@@ -41,7 +41,7 @@ from vision.reading import PLAYER_COLORS, BoardLocation, Notice, Reading, TrackR
 from vision.rectify import camera_position, flatten, photo_px_per_mm
 from vision.refine import BoardSpaces, lanes_alone, second_look
 from vision.settings import DoubtSettings, ReaderSettings, load_settings
-from vision.spaces import CropGeometry, SpaceSamples, sample_spaces
+from vision.spaces import CropGeometry, SpaceSamples, sample_spaces, soften_patches
 
 DECODE_SIDE = 2000  # px of photo the reader needs: the board is flattened to ~1600 px wide
 MAX_REDUCE = 8  # the largest JPEG decode reduction libjpeg offers
@@ -218,7 +218,9 @@ class Reader:
             parts.append((self.net.loglik(probs, s.net), s.fuse.net))
             names.append("net")
             if self.occupancy is not None and s.fuse.occupancy:
-                parts.append((self.occupancy.loglik(self.occupancy.predict(samples.net_patches), s.net),
+                check_patches = soften_patches(samples.net_patches, view.seen_px_per_mm, s.net.check_px_per_mm,
+                                               s.px_per_mm)
+                parts.append((self.occupancy.loglik(self.occupancy.predict(check_patches), s.net),
                               s.fuse.occupancy))
                 names.append("occupancy")
         ll = fuse(parts)

@@ -116,6 +116,11 @@ class NetSettings:
     # since it learnt plastic colours from renders.
     colour_trust: float = 0.5
     threads: int = 2  # onnxruntime's threads: this project's machines have two cores
+    # The car-or-print check is asked about every photo at one sharpness, half the flattened
+    # board's: a patch from a photo that shows the board finer (pixels per board mm) is softened to
+    # it. Fine texture (cloth weave, paper grain, a phone's sharpening) differs between homes; a
+    # car's block and shadow do not. None: the patches as cut.
+    check_px_per_mm: float | None = FLAT_PX_PER_MM / 2
 
 
 @dataclass(frozen=True)

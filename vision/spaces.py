@@ -226,6 +226,22 @@ def inner_mean_lab(board_norm: np.ndarray, quads_px: np.ndarray, inner: tuple[fl
     return lab.mean(axis=1)
 
 
+def soften_patches(patches: np.ndarray, seen_px_per_mm: float | None, to_px_per_mm: float | None,
+                   board_px_per_mm: float) -> np.ndarray:
+    """(N, S, S, 3) patches as a photo showing the board at `to_px_per_mm` would show them: those
+    of a photo seen finer (`seen_px_per_mm`, capped by the flattened board's own scale) are
+    shrunk to that scale and enlarged back. None for either: the patches as they are."""
+    if to_px_per_mm is None or seen_px_per_mm is None or len(patches) == 0:
+        return patches
+    factor = min(float(seen_px_per_mm), board_px_per_mm) / float(to_px_per_mm)
+    s = patches.shape[1]
+    small = int(round(s / factor))
+    if factor <= 1.0 or small >= s:
+        return patches
+    return np.stack([cv2.resize(cv2.resize(p, (small, small), interpolation=cv2.INTER_AREA), (s, s),
+                                interpolation=cv2.INTER_LINEAR) for p in patches])
+
+
 def paint_spaces(board_norm: np.ndarray, quads_px: np.ndarray, bgr: np.ndarray) -> np.ndarray:
     """A copy of the board with each quad (N, 4, 2) filled flat in its colour (N, 3) BGR: spaces
     shown as their bare print, whatever stands on them."""

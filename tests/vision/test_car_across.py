@@ -14,7 +14,7 @@ from vision.evidence.colour import ColourModel
 from vision.read import BoardView, Reader
 from vision.reading import SPACE_CLASSES, BoardLocation
 from vision.settings import ColourSettings, ReaderSettings, SampleSettings
-from vision.spaces import across_steps
+from vision.spaces import across_steps, soften_patches
 from vision.synth.board_art import _space_frame
 from vision.synth.positions import random_position
 from vision.synth.render import default_model, render_photo
@@ -95,3 +95,23 @@ def test_the_places_across_are_never_closer_than_a_pixel_of_the_photo(seen_px_pe
     if steps < most:
         assert reach_px / (steps + 1) < 1.0  # and as many of them as that allows
     assert across_steps(reach_mm, None, most) == most
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(0.2, 6.0), st.floats(0.5, 2.0), st.integers(0, 255))
+def test_the_check_sees_every_photo_at_one_sharpness(seen_px_per_mm, to_px_per_mm, grey):
+    """Patches of a photo seen finer than the check's scale lose their finest detail (a pattern one
+    pixel across fades), a plain patch stays as it is, and a coarser photo's patches are untouched."""
+    board_px_per_mm = 2.0
+    fine = np.zeros((3, 16, 16, 3), np.uint8)
+    fine[:, ::2] = 255  # stripes one patch pixel wide
+    plain = np.full((2, 16, 16, 3), grey, np.uint8)
+    softened = soften_patches(fine, seen_px_per_mm, to_px_per_mm, board_px_per_mm)
+    assert softened.shape == fine.shape and softened.dtype == fine.dtype
+    if min(seen_px_per_mm, board_px_per_mm) / to_px_per_mm >= 1.5:
+        assert np.std(softened[:, 4:12, 4:12].astype(float)) < np.std(fine.astype(float)) / 2
+    elif min(seen_px_per_mm, board_px_per_mm) <= to_px_per_mm:
+        assert np.array_equal(softened, fine)
+    assert np.array_equal(soften_patches(plain, seen_px_per_mm, to_px_per_mm, board_px_per_mm), plain)
+    assert soften_patches(fine, None, to_px_per_mm, board_px_per_mm) is fine
+    assert soften_patches(fine, seen_px_per_mm, None, board_px_per_mm) is fine

@@ -3,6 +3,7 @@ on a board printed and lit as the development board never was, it answers alike 
 is turned round the colour circle, and the reader fuses it as one source that can be switched off."""
 from dataclasses import replace
 
+import cv2
 import numpy as np
 import pytest
 
@@ -64,3 +65,23 @@ def test_the_reader_fuses_the_check_and_can_read_without_it(other_copy):
     other = without.trace_view(photo_flat)
     assert "occupancy" not in other.evidence.sources
     assert np.allclose(other.evidence.loglik, trace.evidence.loglik - occ)
+
+
+def test_the_check_answers_alike_on_a_sharp_photo_and_a_coarser_one():
+    """One board photographed finely (a 4160 px phone) and the same photo halved: the check is asked
+    about both at its one sharpness, so its answers agree more closely than when asked about
+    each as cut."""
+    rng = np.random.default_rng(33)
+    world = random_world([33, 1], default_model().printed_bgr)
+    s = ReaderSettings()
+    softened, as_cut = Reader(), Reader(settings=replace(s, net=replace(s.net, check_px_per_mm=None)))
+    photo = render_photo(rng, random_position(rng, softened.board), world.phone.size_wh, world=world).image_bgr
+    halved = cv2.resize(photo, (photo.shape[1] // 2, photo.shape[0] // 2), interpolation=cv2.INTER_AREA)
+
+    def disagreement(reader):
+        car_minus_empty = np.array([-1, 1, 0, 0, 0, 0])
+        odds = [reader.trace(img).evidence.sources["occupancy"] @ car_minus_empty for img in (photo, halved)]
+        return float(np.mean(np.abs(odds[0] - odds[1])))
+
+    assert softened.trace(halved).view.seen_px_per_mm > s.net.check_px_per_mm  # both finer than the check's scale
+    assert disagreement(softened) < disagreement(as_cut) / 2
