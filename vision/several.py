@@ -134,7 +134,8 @@ def combine(reader: Reader, parts: list[PhotoPart], anchor: int | None = None) -
     # The flash photos' standard while every photo's flash fired; once one was taken without, the
     # usual one (each photo's share already follows how surely it reads each track).
     doubt = reader.doubt_settings(all(p.trace.view.flash_fired for p in read))
-    _, tracks = decide_tracks([ll[r] for r in rows], reader.board, [space_probs(ll)[r] for r in rows],
+    probs = space_probs(ll)
+    _, tracks = decide_tracks([ll[r] for r in rows], reader.board, [probs[r] for r in rows],
                               [glare[r] for r in rows], reader.settings.decide, doubt)
     tracks = [_disagreement(t, [p.trace.tracks[t.track_id] for p in read]) for t in tracks]
     best = read[int(np.argmax(weights.sum(axis=1)))]
