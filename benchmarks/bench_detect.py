@@ -15,7 +15,6 @@ The bar (issue 4): batch median <= 0.5 s, cold start <= 2 s, peak memory <= 1 GB
 from __future__ import annotations
 
 import argparse
-import resource
 import statistics
 import subprocess
 import sys
@@ -41,8 +40,23 @@ def rendered_photos(out_dir: Path, n: int = 3) -> list[str]:
     return paths
 
 
-def child_peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0
+# `ttr detect` run so that it reports its own peak memory at exit: the high-water mark of its own
+# memory map (VmHWM). The children's ru_maxrss is not that: a child started by vfork counts the
+# parent's resident set, which here holds the reader and the rendered photos.
+PEAK_WRAPPER = ("import atexit, re, runpy, sys\n"
+                "def peak():\n"
+                "    m = re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read())\n"
+                "    sys.stderr.write(f'\\nPEAK_KB {m.group(1) if m else -1}\\n')\n"
+                "atexit.register(peak)\n"
+                "sys.argv = ['ttr'] + sys.argv[1:]\n"
+                "runpy.run_module('app.cli', run_name='__main__')\n")
+
+
+def detect_peak_mb(args: list[str]) -> float:
+    """Peak resident memory (MB) of one `ttr detect` process on `args` (-1 where it cannot say)."""
+    r = subprocess.run([sys.executable, "-c", PEAK_WRAPPER, "detect", *args], capture_output=True, text=True)
+    found = [line.split()[1] for line in r.stderr.splitlines() if line.startswith("PEAK_KB ")]
+    return int(found[-1]) / 1024.0 if found and int(found[-1]) >= 0 else -1.0
 
 
 def main() -> int:
@@ -92,9 +106,8 @@ def main() -> int:
         colds.append(time.perf_counter() - t)
         if r.returncode != 0:
             print(r.stdout[-500:], r.stderr[-500:])
-    cold_rss = child_peak_rss_mb()
-    subprocess.run([sys.executable, "-m", "app.cli", "detect", "--json", *photos], capture_output=True, text=True)
-    batch_rss = child_peak_rss_mb()
+    cold_rss = detect_peak_mb(["--json", photos[0]])
+    batch_rss = detect_peak_mb(["--json", *photos])
 
     print(f"photos: {len(photos)} ({', '.join(Path(p).name for p in photos[:4])}{' ...' if len(photos) > 4 else ''})")
     print(f"reader load: {load_s:.2f} s")

@@ -81,8 +81,9 @@ def main(argv=None) -> int:
                  for r in dev_rows for w in r["wrong"]]
         if wrong:
             lines += ["", "Tracks read wrong on the development photos:", ""] + [f"- {w}" for w in wrong]
-    for title, path, command in (("Photos of one board read together", args.pairs,
-                                  "python3 benchmarks/eval_pairs.py ../shared/real/dev"),
+    pairs_command = "python3 benchmarks/eval_pairs.py ../shared/real/dev" + (
+        f" --held-out-checks {args.held_out_checks}" if args.held_out_checks else "")
+    for title, path, command in (("Photos of one board read together", args.pairs, pairs_command),
                                  ("Each rule switched off", args.ablation,
                                   "python3 benchmarks/ablate.py ../shared/real/dev SETS... --markdown FILE"),
                                  ("Speed", args.speed, "python3 benchmarks/bench_detect.py PHOTOS --repeat 3")):
