@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -132,3 +133,18 @@ def test_the_reading_path_names_its_numbers():
     total = r.stdout.splitlines()[-1]
     per_100 = float(re.search(r"([\d.]+) per 100 lines", total).group(1))
     assert per_100 <= 8.0, total
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason="reads /proc (Linux)")
+def test_bench_detect_measures_the_readers_own_peak_memory_not_its_parents(tmp_path):
+    """The bench process holds ~600 MB (the reader, the photos) when it starts `ttr detect`: the
+    peak it reports is the child's own, not that."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import bench_detect
+    finally:
+        sys.path.pop(0)
+    held = np.ones(600 * 2**20, np.uint8)  # pages touched: resident in this process
+    peak = bench_detect.detect_peak_mb(["--json", str(tmp_path / "no_such_photo.jpg")])
+    assert held.sum() == held.size
+    assert 20 < peak < 400
