@@ -52,11 +52,16 @@ PEAK_WRAPPER = ("import atexit, re, runpy, sys\n"
                 "runpy.run_module('app.cli', run_name='__main__')\n")
 
 
-def detect_peak_mb(args: list[str]) -> float:
-    """Peak resident memory (MB) of one `ttr detect` process on `args` (-1 where it cannot say)."""
+def run_detect(args: list[str]) -> tuple[float, float]:
+    """Wall seconds and peak resident memory (MB; -1 where it cannot say) of one `ttr detect`
+    process on `args`, start to exit (its output is printed where it fails)."""
+    t = time.perf_counter()
     r = subprocess.run([sys.executable, "-c", PEAK_WRAPPER, "detect", *args], capture_output=True, text=True)
+    seconds = time.perf_counter() - t
+    if r.returncode != 0:
+        print(r.stdout[-500:], r.stderr[-500:])
     found = [line.split()[1] for line in r.stderr.splitlines() if line.startswith("PEAK_KB ")]
-    return int(found[-1]) / 1024.0 if found and int(found[-1]) >= 0 else -1.0
+    return seconds, (int(found[-1]) / 1024.0 if found and int(found[-1]) >= 0 else -1.0)
 
 
 def main() -> int:
@@ -97,17 +102,10 @@ def main() -> int:
             read_same_board(reader, photos)
             ratios.append((time.perf_counter() - t, alone))
 
-    # Cold start: a fresh `ttr detect` process on one photo.
-    colds = []
-    for _ in range(3):
-        t = time.perf_counter()
-        r = subprocess.run([sys.executable, "-m", "app.cli", "detect", "--json", photos[0]],
-                           capture_output=True, text=True)
-        colds.append(time.perf_counter() - t)
-        if r.returncode != 0:
-            print(r.stdout[-500:], r.stderr[-500:])
-    cold_rss = detect_peak_mb(["--json", photos[0]])
-    batch_rss = detect_peak_mb(["--json", *photos])
+    # Cold start: a fresh `ttr detect` process on one photo, three times; then one on all photos.
+    colds, cold_peaks = zip(*(run_detect(["--json", photos[0]]) for _ in range(3)))
+    cold_rss = max(cold_peaks)
+    batch_rss = run_detect(["--json", *photos])[1]
 
     print(f"photos: {len(photos)} ({', '.join(Path(p).name for p in photos[:4])}{' ...' if len(photos) > 4 else ''})")
     print(f"reader load: {load_s:.2f} s")

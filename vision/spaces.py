@@ -236,7 +236,7 @@ def soften_patches(patches: np.ndarray, seen_px_per_mm: float | None, to_px_per_
     factor = min(float(seen_px_per_mm), board_px_per_mm) / float(to_px_per_mm)
     s = patches.shape[1]
     small = int(round(s / factor))
-    if factor <= 1.0 or small >= s:
+    if small >= s:  # the photo is no finer than that
         return patches
     return np.stack([cv2.resize(cv2.resize(p, (small, small), interpolation=cv2.INTER_AREA), (s, s),
                                 interpolation=cv2.INTER_LINEAR) for p in patches])
