@@ -75,6 +75,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(16:9 and 4:3 frames incl. 1600x900 unless --size; old phones' noise, soft lens, "
                              "JPEG 35-70) and other cars (each player's shade, worn plastic); recorded in the "
                              "truth as \"world\". Seeds 9000-9999 are kept for testing (docs/data.md)")
+    parser.add_argument("--fine-detail", action="store_true",
+                        help="with --world varied: also the paper's fibre and the phone's own sharpening, the "
+                             "detail a sharp phone photo shows a millimetre down (drawn apart: the rest of each "
+                             "photo's world is as without)")
     parser.add_argument("--light", choices=LIGHTS,
                         help="with --world varied: every photo in this kind of light (flash: the phone's "
                              "flash with its hot spot and glare on the glossy board), its strength and colour "
@@ -84,6 +88,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args) -> int:
     if args.light and args.world != "varied":
         raise TtrError("--light goes with --world varied (the usual world has one light)")
+    if args.fine_detail and args.world != "varied":
+        raise TtrError("--fine-detail goes with --world varied")
     if args.count < 1:
         raise TtrError("--count must be at least 1")
     if args.quality is not None and not 1 <= args.quality <= 100:
@@ -110,7 +116,8 @@ def run(args) -> int:
         photo = f"{stem}.jpg"
         world = None
         if args.world == "varied":
-            world = random_world([args.seed, i, WORLD_STREAM], default_model().printed_bgr, args.light)
+            world = random_world([args.seed, i, WORLD_STREAM], default_model().printed_bgr, args.light,
+                                 args.fine_detail)
         if args.flat:
             ppm = 2.0
             img = render_flat_board(rng, claims, ppm, hands=trains.HANDS[args.hands], world=world)

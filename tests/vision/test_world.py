@@ -22,6 +22,7 @@ from vision.synth.camera import with_flash_tag
 from vision.synth.positions import random_position
 from vision.synth.render import default_model, render_flat_board
 from vision.synth.world import (
+    GRAIN_RANGE,
     INK_CHROMA,
     INK_HUE_DEG,
     INK_LIGHTNESS,
@@ -32,6 +33,7 @@ from vision.synth.world import (
     PAPERS,
     PLASTIC_BGR_RANGE,
     PLASTIC_LCH,
+    SHARPEN_RANGE,
     WORN_CHROMA,
     Ink,
     Light,
@@ -41,8 +43,10 @@ from vision.synth.world import (
     lab_to_bgr,
     light_gain,
     move_ink,
+    paper_grain,
     random_world,
     rendition_matrix,
+    sharpen,
 )
 
 BOARD = load_board()
@@ -260,3 +264,60 @@ def test_the_flash_tag_keeps_the_picture_as_it_was(tmp_path, fired):
     assert read_header(str(tmp_path / "tagged.jpg")).flash_fired is fired
     with pytest.raises(ValueError):
         with_flash_tag(b"PNG", fired)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.integers(0, 99999))
+def test_fine_detail_is_drawn_apart_and_changes_nothing_else(seed, i):
+    plain, fine = random_world([seed, i, 1], PRINTED), random_world([seed, i, 1], PRINTED, fine_detail=True)
+    assert plain.print_run.grain == 0 and plain.phone.sharpen == 0
+    assert GRAIN_RANGE[0] <= fine.print_run.grain <= GRAIN_RANGE[1]
+    assert SHARPEN_RANGE[0] <= fine.phone.sharpen <= SHARPEN_RANGE[1]
+    assert replace(fine, print_run=plain.print_run, phone=plain.phone) == plain
+    assert replace(fine.print_run, grain=0.0) == plain.print_run and replace(fine.phone, sharpen=0.0) == plain.phone
+
+
+def _detail(img: np.ndarray) -> float:
+    """Mean absolute detail finer than a pixel or two (grey levels)."""
+    g = img.astype(np.float32).mean(axis=2) if img.ndim == 3 else img.astype(np.float32)
+    return float(np.abs(g - cv2.GaussianBlur(g, (0, 0), 1.5)).mean())
+
+
+def test_sharpening_adds_fine_detail_and_leaves_flat_areas_and_none_alone():
+    rng = np.random.default_rng(3)
+    img = cv2.GaussianBlur(rng.uniform(0, 255, (120, 160, 3)).astype(np.float32), (0, 0), 1.0)
+    assert sharpen(img, 0.0) is img
+    assert _detail(sharpen(img, 1.0)) > 1.4 * _detail(img) and _detail(sharpen(img, 0.3)) < _detail(sharpen(img, 1.0))
+    flat = np.full((40, 40, 3), 120.0, np.float32)
+    assert np.allclose(sharpen(flat, 1.5), flat)
+
+
+def test_paper_grain_is_fine_speckle_of_the_drawn_strength_and_seeded():
+    g = paper_grain((400, 600), 4.0, 0.04, [1, 2])
+    assert g.shape == (400, 600, 1) and np.isclose(g.std(), 0.04, rtol=0.05) and np.isclose(g.mean(), 1.0, atol=0.01)
+    assert np.array_equal(g, paper_grain((400, 600), 4.0, 0.04, [1, 2]))
+    assert not np.array_equal(g, paper_grain((400, 600), 4.0, 0.04, [1, 3]))
+    # speckle a fraction of a millimetre across: mostly gone once the board is seen at a millimetre a pixel
+    coarse = cv2.resize(g[..., 0], (150, 100), interpolation=cv2.INTER_AREA)
+    assert coarse.std() < 0.5 * g.std()
+
+
+def test_ttr_render_fine_detail_goes_with_the_varied_world_and_shows_it(tmp_path, capsys):
+    assert ttr(["render", "--out", str(tmp_path / "x"), "--fine-detail"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("ttr: error: --fine-detail") and "\n" not in err
+    shown = {}
+    for fine in (False, True):
+        out = tmp_path / ("fine" if fine else "plain")
+        assert ttr(["render", "--out", str(out), "--count", "1", "--seed", "9002", "--world", "varied",
+                    "--size", "1600x1200"] + (["--fine-detail"] if fine else [])) == 0
+        truth = json.loads((out / "gt" / "render_9002_00000.json").read_text())
+        img = cv2.imread(str(out / "render_9002_00000.jpg"))
+        shown[fine] = (truth, img)
+    (plain, a), (fine, b) = shown[False], shown[True]
+    assert plain["tracks"] == fine["tracks"] and plain["corners"] == fine["corners"]
+    assert fine["world"]["phone"]["sharpen"] > 0 and fine["world"]["print_run"]["grain"] > 0
+    c = np.array(plain["corners"], float)
+    x0, y0 = c.min(axis=0).astype(int) + 40
+    x1, y1 = c.max(axis=0).astype(int) - 40
+    assert _detail(b[y0:y1, x0:x1]) > 1.2 * _detail(a[y0:y1, x0:x1])

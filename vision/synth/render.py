@@ -22,7 +22,7 @@ from vision.synth import board_art
 from vision.synth.board_art import BOARD_MM, N_LOOKS, PAPER_LEVEL, BoardModel
 from vision.synth.camera import Camera, Scene, jpeg, photograph_scene, random_camera, with_flash_tag
 from vision.synth.trains import CAREFUL, Hands, Plastic, draw_cars, draw_markers, place_cars, place_markers
-from vision.synth.world import World, paper_of, reprint
+from vision.synth.world import World, paper_grain, paper_of, reprint
 
 # Flat-board scales kept in the art cache; a photo draws at the smallest one as sharp as it needs.
 PX_PER_MM_STEPS = (1.0, 1.5, 2.0, 3.0, 4.0)
@@ -87,6 +87,9 @@ def render_flat_board(rng: np.random.Generator, claims: dict[str, list[int]], px
         # (as measured on the real cars): painted relative to this copy's paper.
         paper = paper_of(img, np.concatenate(model.spaces) * px_per_mm - 0.5, px_per_mm)
         plastic = _world_plastic(world, plastic, paper)
+        if world.print_run.grain > 0:  # the paper's fibre, under the print's inks and the cars
+            img = np.clip(img * paper_grain(img.shape[:2], px_per_mm, world.print_run.grain, [*world.seed, 0]),
+                          0, 255).astype(np.uint8)
     if camera_mm is None:  # where a phone would stand (cars then look as in a flattened photo)
         camera_mm = random_camera(rng, (1600, 1200)).position_mm
     light = _light(rng)

@@ -34,7 +34,7 @@ the five car colours apart or an empty track from a claimed one (`MIN_INK_DE`, `
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import cv2
 import numpy as np
@@ -85,6 +85,7 @@ class PrintRun:
     paper: str  # one of PAPERS
     paper_lab: tuple[float, float, float]  # (L* change, a*, b*) of the paper under white light
     fade: float  # every ink mixed this far towards the paper
+    grain: float = 0.0  # the paper's fibre: relative brightness of its speckle (0: smooth paper)
 
 
 def move_ink(lab: np.ndarray, ink: Ink) -> np.ndarray:
@@ -433,6 +434,7 @@ class Phone:
     chroma_noise: float  # colour noise, 8-bit levels
     blur: float  # lens softness, pixels at 1600 px across
     jpeg_quality: int
+    sharpen: float = 0.0  # the phone's own sharpening: unsharp-mask amount (0: none)
 
 
 def random_phone(rng: np.random.Generator) -> Phone:
@@ -462,7 +464,34 @@ def phone_finish(img: np.ndarray, phone: Phone, light: Light, rng: np.random.Gen
     cv2.randn(noise, 0, float(min(phone.noise * gain, MAX_NOISE[0])))
     chroma = np.empty((h, w, 3), np.float32)
     cv2.randn(chroma, (0, 0, 0), (float(min(phone.chroma_noise * gain, MAX_NOISE[1])),) * 3)
-    return img + noise[..., None] + chroma
+    return sharpen(img + noise[..., None] + chroma, phone.sharpen)
+
+
+SHARPEN_SIGMA_PX = 1.0  # a phone sharpens its finest detail: edges a pixel or two wide, its noise with them
+
+
+def sharpen(img: np.ndarray, amount: float) -> np.ndarray:
+    """A phone's sharpening (unsharp mask, `amount` of the detail finer than SHARPEN_SIGMA_PX added
+    again) on a float32 photo; the same photo where `amount` is 0."""
+    if amount <= 0:
+        return img
+    return img + np.float32(amount) * (img - cv2.GaussianBlur(img, (0, 0), SHARPEN_SIGMA_PX))
+
+
+# The paper's fibre: speckle this fine (mm), as a phone shows a board's paper at full size.
+GRAIN_MM = 0.15
+
+
+def paper_grain(shape_hw: tuple[int, int], px_per_mm: float, strength: float, seed: list[int]) -> np.ndarray:
+    """(H, W, 1) float32 factors near 1 that give a flat board's paper (and print) its fibre:
+    smoothed noise, `strength` its relative standard deviation, drawn from `seed` alone."""
+    rng = np.random.default_rng(seed)
+    noise = rng.standard_normal(shape_hw).astype(np.float32)
+    sigma = GRAIN_MM * px_per_mm
+    if sigma > 0.3:
+        noise = cv2.GaussianBlur(noise, (0, 0), sigma)
+        noise /= max(float(noise.std()), 1e-6)
+    return (1.0 + np.float32(strength) * noise)[..., None]
 
 
 # -- the world -------------------------------------------------------------------------------------
@@ -490,10 +519,25 @@ class World:
         return r(asdict(self))
 
 
-def random_world(seed: list[int], printed_bgr: dict[str, np.ndarray], light: str | None = None) -> World:
+# Drawn apart from the rest of a world (from its seed and this), so that a seed's world is the same
+# with fine detail as without, but for it.
+FINE_DETAIL_STREAM = 7
+SHARPEN_RANGE = (0.3, 1.5)  # phones' unsharp-mask amounts, from barely to plainly haloed edges
+GRAIN_RANGE = (0.01, 0.05)  # the paper's fibre, relative brightness: smooth coated card to rough stock
+
+
+def random_world(seed: list[int], printed_bgr: dict[str, np.ndarray], light: str | None = None,
+                 fine_detail: bool = False) -> World:
     """A world drawn from `seed` alone (a list of ints; see `docs/data.md` for the seeds kept for
     testing): a copy of the board around `printed_bgr` (the measured copy's print), a light (of
-    the kind `light` when given), a camera and the players' plastic."""
+    the kind `light` when given), a camera and the players' plastic. `fine_detail`: the paper's
+    fibre and the phone's sharpening too (the detail a sharp phone photo shows a millimetre down),
+    drawn apart: the rest of the world is the same."""
     rng = np.random.default_rng(seed)
-    return World(random_print_run(rng, printed_bgr), random_light(rng, light), random_phone(rng), random_cars(rng),
-                 [int(s) for s in seed])
+    world = World(random_print_run(rng, printed_bgr), random_light(rng, light), random_phone(rng), random_cars(rng),
+                  [int(s) for s in seed])
+    if not fine_detail:
+        return world
+    fine = np.random.default_rng([*seed, FINE_DETAIL_STREAM])
+    return replace(world, print_run=replace(world.print_run, grain=float(fine.uniform(*GRAIN_RANGE))),
+                   phone=replace(world.phone, sharpen=float(fine.uniform(*SHARPEN_RANGE))))
