@@ -3,12 +3,15 @@ near miss right; photos with no board are refused. Images from the project's ren
 real development photos where they are present (skipped without them)."""
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import cv2
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from ttr_testing import chessboard_image, corner_error_pct
 
 from vision.locate import (
@@ -18,7 +21,8 @@ from vision.locate import (
     _confidence,  # the stage's own scoring, tested as it is used
     locate_board,
 )
-from vision.locate.dots import check_outline, city_dots_mm, verified
+from vision.locate.config import DotConfig
+from vision.locate.dots import _nearest_strong_peak, check_outline, city_dots_mm, find_dots, verified
 from vision.rectify import BOARD_MM, shrink
 from vision.synth import camera as cam
 from vision.synth.render import render_photo
@@ -166,3 +170,62 @@ def test_a_mirrored_real_photo_is_refused_as_mirrored():
     img, _ = _dev("IMG_4134_small.jpg")
     with pytest.raises(BoardMirrored):
         locate_board(np.ascontiguousarray(img[:, ::-1]))
+
+
+def _copper_scene(dot_bgr, car_bgr, car_off_mm: float = 10.0, ppm: float = 2.0):
+    """A 100 mm square of paper at `ppm` px/mm with a city dot (10 mm across) in its middle and a
+    copper-red car (25 x 8 mm) `car_off_mm` to its right; the homography board mm -> pixels."""
+    img = np.full((int(100 * ppm), int(100 * ppm), 3), 200, np.uint8)
+    c = int(50 * ppm)
+    cv2.circle(img, (c, c), int(5 * ppm), dot_bgr, -1)
+    x0 = int((50 + car_off_mm) * ppm)
+    cv2.rectangle(img, (x0, int(46 * ppm)), (x0 + int(8 * ppm), int(58.5 * ppm)), car_bgr, -1)
+    return img, np.diag([ppm, ppm, 1.0])
+
+
+def test_a_dot_outshone_by_a_warm_lit_car_beside_it_is_still_found():
+    img, to_px = _copper_scene(dot_bgr=(90, 120, 160), car_bgr=(30, 70, 235))
+    where = np.array([[50.0, 50.0]])
+    seen_strong, peak_strong = find_dots(img, to_px, 2.0, where, 14.0)
+    nearest = dataclasses.replace(DotConfig(), strong_share=LocateConfig().nearest_share)
+    seen, peak = find_dots(img, to_px, 2.0, where, 14.0, cfg=nearest)
+    assert np.linalg.norm(seen_strong[0] - where[0]) > 5.0  # the car outshines the dot
+    assert np.linalg.norm(seen[0] - where[0]) < 1.0 and 0 < peak[0] < peak_strong[0]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 40), st.integers(0, 40), st.floats(0.1, 1.0)), min_size=1, max_size=6),
+       st.floats(0.2, 0.9))
+def test_the_dot_taken_is_the_nearest_strong_peak(blobs, share):
+    resp = np.zeros((41, 41), np.float32)
+    for y, x, h in blobs:
+        resp[y, x] = max(resp[y, x], h)
+    resp = cv2.GaussianBlur(resp, (0, 0), 1.0)
+    y, x = _nearest_strong_peak(resp, 2, share)
+    assert resp[y, x] >= share * resp.max() - 1e-6
+    assert resp[y, x] >= resp[max(y - 2, 0):y + 3, max(x - 2, 0):x + 3].max() - 1e-6  # a peak
+    mid = 20.0
+    d = (y - mid) ** 2 + (x - mid) ** 2
+    for yy, xx in np.argwhere(resp >= share * resp.max()):
+        is_peak = resp[yy, xx] >= resp[max(yy - 2, 0):yy + 3, max(xx - 2, 0):xx + 3].max() - 1e-6
+        assert not is_peak or (yy - mid) ** 2 + (xx - mid) ** 2 >= d  # none nearer the dot's place
+    assert _nearest_strong_peak(resp, 2, 0.0) == tuple(int(v) for v in np.unravel_index(int(resp.argmax()), resp.shape))
+
+
+@pytest.mark.parametrize("board_px, asked_again", [(1200, True), (500, False)])
+def test_the_nearest_dots_are_asked_only_where_the_strongest_fail_and_the_dots_can_speak(
+        monkeypatch, board_px, asked_again):
+    import vision.locate as locate
+    shares = []
+
+    def spy(image, corners, dots, cfg=DotConfig()):
+        shares.append(cfg.strong_share)
+        return check_outline(image, corners, dots, cfg)
+
+    monkeypatch.setattr(locate, "check_outline", spy)
+    blank = np.full((900, 1600, 3), 200, np.uint8)  # no dots at all: the strongest never confirm
+    h = board_px * BOARD_MM[1] / BOARD_MM[0]
+    corners = np.array([[100, 100], [100 + board_px, 100], [100 + board_px, 100 + h], [100, 100 + h]], float)
+    locate._check(blank, 1.0, corners, "test", LocateConfig())
+    assert shares[0] == 0.0 and (shares[1:] == [LocateConfig().nearest_share]) == asked_again
+    assert len(shares) == (2 if asked_again else 1)

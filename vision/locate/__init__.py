@@ -13,7 +13,10 @@ The stages, each its own module:
    a pixel; cheap, and right on most tables;
 2. check (`dots`): the 36 city dots must sit where the print has them, on one homography. This
    needs nothing from the table, so an outline the table fooled (checked cloth, red-brown wood,
-   a table edge) is caught, and so is one turned the wrong way round;
+   a table edge) is caught, and so is one turned the wrong way round. Each dot is its strongest
+   copper response within reach; where those do not confirm an outline on a board the dots can
+   speak for, the response nearest each dot's place of the strong ones (a warm-lit red car beside
+   a city can outshine its dot);
 3. find again (`printed`): when the colour outline is not confirmed, the board's print is matched
    (SIFT features against the packaged reference of the empty board, MAGSAC), its sides refined
    as in 1, and checked as in 2; then every colour outline, not only the first clean one; last,
@@ -137,9 +140,16 @@ def scale_location(location: BoardLocation, factor: float) -> BoardLocation:
 # ---------------------------------------------------------------- stages
 
 def _check(small, scale, corners_xy, source, cfg) -> _Found:
-    """The dots' verdict on photo-pixel `corners_xy`, judged on `small`."""
+    """The dots' verdict on photo-pixel `corners_xy`, judged on `small`: each dot its strongest
+    response, or where those do not confirm it on a board the dots can speak for
+    (`cfg.min_px_per_mm`), the nearest strong one (`cfg.nearest_share`) if more dots agree so."""
     c_small = (np.asarray(corners_xy, np.float64) + 0.5) * scale - 0.5
     chk = check_outline(small, c_small, city_dots_mm(), cfg.dots)
+    if (not verified(chk, cfg.dots) and cfg.nearest_share > 0
+            and photo_px_per_mm(corners_xy) >= cfg.min_px_per_mm):
+        near = check_outline(small, c_small, city_dots_mm(), dataclasses.replace(cfg.dots, strong_share=cfg.nearest_share))
+        if near.found > chk.found:
+            chk = near
     corrected = (chk.corrected_xy + 0.5) / scale - 0.5
     return _Found(np.asarray(corners_xy, np.float64), source, dataclasses.replace(chk, corrected_xy=corrected))
 

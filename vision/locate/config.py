@@ -213,6 +213,10 @@ class DotConfig:
     # and the homography's consensus, not this, tells dots from other things.
     min_response: float = 0.03
     inlier_mm: float = 2.5  # a dot agrees with the homography within this
+    # Each dot is the strongest response within reach, or (above 0) the one nearest the dot's place
+    # among those at least this share of the strongest (`vision.locate` asks so again where the
+    # strongest fail: warm-lit red cars beside a city may outshine its dot).
+    strong_share: float = 0.0
     min_fit: int = 8  # dots needed to fit a homography at all
     # Verified: of 36 dots, a board seen the right way round puts 29-36 on one homography on the
     # development photos, 20-35 on renders (blur, glare, cars beside the dots); turned half round
@@ -307,3 +311,8 @@ class LocateConfig:
     # 0.8 (the hostile renders, at full size and shrunk to 640 px, the seed-2026 renders, real
     # boards photographed again by benchmarks/rephotograph.py).
     min_px_per_mm: float = 0.8
+    # Where the strongest responses do not confirm an outline on a board seen at `min_px_per_mm` or
+    # finer, each dot is looked for again as the response nearest its place of those at least this
+    # share of the strongest (`DotConfig.strong_share`). Not on coarser boards: there a dot's
+    # response is a blur of its neighbours', and the nearest would agree with any outline.
+    nearest_share: float = 0.5
