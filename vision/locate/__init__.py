@@ -147,7 +147,8 @@ def _check(small, scale, corners_xy, source, cfg) -> _Found:
     chk = check_outline(small, c_small, city_dots_mm(), cfg.dots)
     if (not verified(chk, cfg.dots) and cfg.nearest_share > 0
             and photo_px_per_mm(corners_xy) >= cfg.min_px_per_mm):
-        near = check_outline(small, c_small, city_dots_mm(), dataclasses.replace(cfg.dots, strong_share=cfg.nearest_share))
+        nearest = dataclasses.replace(cfg.dots, strong_share=cfg.nearest_share)
+        near = check_outline(small, c_small, city_dots_mm(), nearest)
         if near.found > chk.found:
             chk = near
     corrected = (chk.corrected_xy + 0.5) / scale - 0.5
