@@ -65,6 +65,8 @@ def variants() -> dict[str, tuple[str, ReaderSettings, bool]]:
         "no lanes alone": ("lanes judged again beside a claimed lane", r(refine=replace(s.refine, lanes_alone=False)),
                            True),
         "net says car only": ("the net's colour answer", r(net=replace(s.net, colour_trust=0.0)), True),
+        "net colour half trusted": ("the net's colour answer in full (counted half, as before)",
+                                    r(net=replace(s.net, colour_trust=0.5)), True),
         "no registration": ("spaces registered on the board", r(light=replace(s.light, register=False)), True),
         "no glare": ("glare found on the board (colours and doubt)",
                      r(light=replace(s.light, glare_paper_level=NEVER)), True),

@@ -112,9 +112,10 @@ class NetSettings:
     its weights (`models/space_classifier.json`)."""
 
     floor: float = 0.02  # probabilities below this are clipped: a net is never that sure off its data
-    # Its colour answer counts this much (0: only whether a car is there; 1: as surely as it says),
-    # since it learnt plastic colours from renders.
-    colour_trust: float = 0.5
+    # Its colour answer counts this much (0: only whether a car is there; 1: as surely as it says).
+    # As it says: it learnt the cars' colours in other homes' worlds (print runs, lights, phones),
+    # which the colour evidence's fixed colours do not know.
+    colour_trust: float = 1.0
     threads: int = 2  # onnxruntime's threads: this project's machines have two cores
     # The car-or-print check is asked about every photo at one sharpness, half the flattened
     # board's: a patch from a photo that shows the board finer (pixels per board mm) is softened to
