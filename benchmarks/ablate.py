@@ -62,6 +62,8 @@ def variants() -> dict[str, tuple[str, ReaderSettings, bool]]:
         "check at full sharpness": ("the car-or-print check asked at one sharpness",
                                     r(net=replace(s.net, check_px_per_mm=None)), True),
         "no second look": ("the half-turned second look", r(refine=replace(s.refine, second_look=False)), True),
+        "no lanes alone": ("lanes judged again beside a claimed lane", r(refine=replace(s.refine, lanes_alone=False)),
+                           True),
         "net says car only": ("the net's colour answer", r(net=replace(s.net, colour_trust=0.0)), True),
         "net colour half trusted": ("the net's colour answer in full (counted half, as before)",
                                     r(net=replace(s.net, colour_trust=0.5)), True),

@@ -6,7 +6,7 @@
            -> sample   vision.spaces.sample_spaces       SpaceSamples (every space cut once)
            -> evidence vision.evidence: net, change, colour,   (N, 6) log-likelihoods each
                        the car-or-print check
-           -> refine   vision.refine.second_look         the net's answer judged again
+           -> refine   vision.refine: second look, lanes alone   the net's answers judged again
            -> fuse     vision.fuse.fuse                  SpaceEvidence
            -> decide   vision.decide.decide              Decision (the rules and the prior)
            -> doubt    vision.decide.doubt.doubt_tracks  TrackReading x 100
@@ -39,7 +39,7 @@ from vision.locate import locate_board, scale_location
 from vision.quality import MSG_FLASH, photo_warnings
 from vision.reading import PLAYER_COLORS, BoardLocation, Notice, Reading, TrackReading
 from vision.rectify import camera_position, flatten, photo_px_per_mm
-from vision.refine import BoardSpaces, second_look
+from vision.refine import BoardSpaces, lanes_alone, second_look
 from vision.settings import DoubtSettings, ReaderSettings, load_settings
 from vision.spaces import CropGeometry, SpaceSamples, sample_spaces, soften_patches
 
@@ -211,6 +211,10 @@ class Reader:
         if first is not None:
             if s.refine.second_look:
                 probs = second_look(self.net, samples, probs, self.spaces, fuse(parts))
+            if s.refine.lanes_alone:
+                reading_ll = fuse(parts + [(self.net.loglik(probs, s.net), s.fuse.net)])
+                probs = lanes_alone(self.net, lit, samples, probs, self.spaces, reading_ll, self.geometry,
+                                    s.colour, s.refine)
             parts.append((self.net.loglik(probs, s.net), s.fuse.net))
             names.append("net")
             if self.occupancy is not None and s.fuse.occupancy:

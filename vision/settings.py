@@ -170,9 +170,11 @@ class FuseSettings:
 
 @dataclass(frozen=True)
 class RefineSettings:
-    """A second judgement of the net (`vision.refine`)."""
+    """Second judgements of the net, in order (`vision.refine`)."""
 
     second_look: bool = True  # the half-turned patch where the reading may turn on the net
+    lanes_alone: bool = True  # a lane beside a claimed lane of its double, that lane shown bare
+    min_print_samples: int = 3  # spaces of a print colour read empty needed to paint that print from the photo
 
 
 @dataclass(frozen=True)

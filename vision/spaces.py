@@ -21,6 +21,8 @@ import numpy as np
 from vision.rectify import parallax_mm
 from vision.settings import SampleSettings
 
+QUAD_SHIFT = 4  # fractional bits of the quads drawn by paint_spaces (1/16 px)
+
 
 @dataclass(frozen=True)
 class CropGeometry:
@@ -238,3 +240,13 @@ def soften_patches(patches: np.ndarray, seen_px_per_mm: float | None, to_px_per_
         return patches
     return np.stack([cv2.resize(cv2.resize(p, (small, small), interpolation=cv2.INTER_AREA), (s, s),
                                 interpolation=cv2.INTER_LINEAR) for p in patches])
+
+
+def paint_spaces(board_norm: np.ndarray, quads_px: np.ndarray, bgr: np.ndarray) -> np.ndarray:
+    """A copy of the board with each quad (N, 4, 2) filled flat in its colour (N, 3) BGR: spaces
+    shown as their bare print, whatever stands on them."""
+    out = board_norm.copy()
+    for quad, colour in zip(np.asarray(quads_px, float), np.asarray(bgr, float)):
+        cv2.fillConvexPoly(out, np.round(quad * (1 << QUAD_SHIFT)).astype(np.int32), tuple(float(c) for c in colour),
+                           cv2.LINE_AA, QUAD_SHIFT)
+    return out

@@ -17,7 +17,8 @@ from vision.synth.positions import random_position
 from vision.synth.render import render_flat_board, render_photo
 
 BOARD = load_board()
-STAGES = ["locate", "flatten", "light", "sample", "net", "colour", "second look", "fuse", "decide", "doubt"]
+STAGES = ["locate", "flatten", "light", "sample", "net", "colour", "second look", "lanes alone", "fuse", "decide",
+          "doubt"]
 
 
 def _record(monkeypatch, reader: Reader) -> list[str]:
@@ -33,7 +34,7 @@ def _record(monkeypatch, reader: Reader) -> list[str]:
         monkeypatch.setattr(owner, name, stage_call)
 
     for name, stage in (("locate_board", "locate"), ("flatten", "flatten"), ("light_board", "light"),
-                        ("sample_spaces", "sample"), ("second_look", "second look"),
+                        ("sample_spaces", "sample"), ("second_look", "second look"), ("lanes_alone", "lanes alone"),
                         ("SpaceEvidence", "fuse"), ("change_loglik", "change"), ("check_calibration", "check")):
         wrap(vision.read, name, stage)
     wrap(vision.decide, "decide", "decide")

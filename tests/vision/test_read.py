@@ -16,7 +16,7 @@ from vision.evidence.change import align_to_reference, change_features
 from vision.light import normalise_light
 from vision.rectify import BOARD_MM
 from vision.settings import LightSettings
-from vision.spaces import CropGeometry, crop_spaces, space_frames
+from vision.spaces import CropGeometry, crop_spaces, paint_spaces, space_frames
 
 BOARD = load_board()
 PPM = 2.0
@@ -60,6 +60,15 @@ def test_patch_shows_the_space_centred_and_horizontal(angle):
     # Median colour of the inner part is the space's colour.
     lab_red = cv2.cvtColor(np.uint8([[[0, 0, 255]]]), cv2.COLOR_BGR2LAB)[0, 0]
     assert np.abs(sp.lab[0] - lab_red).max() < 4
+
+
+def test_paint_spaces_fills_each_quad_in_its_colour_and_leaves_the_rest():
+    board = np.full((120, 200, 3), 190, np.uint8)
+    quads = np.array([one_quad(50, 40), one_quad(140, 80, angle_deg=30)])
+    painted = paint_spaces(board, quads, np.array([[10, 20, 30], [200, 100, 0]]))
+    assert tuple(painted[40, 50]) == (10, 20, 30) and tuple(painted[80, 140]) == (200, 100, 0)
+    assert tuple(painted[5, 5]) == (190, 190, 190) and tuple(painted[110, 20]) == (190, 190, 190)
+    assert np.array_equal(board, np.full((120, 200, 3), 190, np.uint8))  # a copy: the input is kept
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -117,9 +126,7 @@ def test_paper_left_bright_finds_glare_the_light_normalisation_leaves():
     yy, xx = np.mgrid[0:h, 0:w]
     r2 = ((xx - glare_mm[0] * PPM) ** 2 + (yy - glare_mm[1] * PPM) ** 2) / (70 * PPM) ** 2
     img += (160.0 * np.exp(-r2 ** 2))[..., None]  # a lamp's reflection, flat-topped, ~140 mm across
-    board = np.clip(img, 0, 255).astype(np.uint8)
-    for quad in quads:  # the spaces printed a flat darker grey
-        cv2.fillConvexPoly(board, np.round(quad).astype(np.int32), (90, 90, 90))
+    board = paint_spaces(np.clip(img, 0, 255).astype(np.uint8), quads, np.full((len(quads), 3), 90.0))
     lit = normalise_light(board, quads, PPM)
     level = paper_left_bright(LitBoard(lit, quads, quads, PPM, 0.0))
     centre_mm = space_frames(quads)[0] / PPM
