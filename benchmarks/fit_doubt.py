@@ -25,7 +25,11 @@ The fit: per contest kind (vision.decide.doubt.DOUBT_KINDS), a logistic regressi
 read wrong" on its evidence margin per space (vision.decide.doubt.evidence_margins / length, held to
 DoubtSettings.margin_range): two numbers a kind, DoubtSettings.bias and slope. Then the
 mark, DoubtSettings.below: the highest standard (in hundredths) that marks at most
-DOUBT_BUDGET tracks a played photo of the fitting set (of `--budget-on`, when given). Before the
+DOUBT_BUDGET tracks a played photo of the fitting set (of `--budget-on`, when given); then the
+mark on a photo hard to read as a whole (DoubtSettings.hard_photo doubtful tracks or more),
+DoubtSettings.hard_below: the highest standard (in thousandths) that adds at most
+HARD_PHOTO_BUDGET checks a played photo of that set (with --flash, or --hard for the usual
+photos, which do not ship it). Before the
 mark, DoubtSettings.glare_confidence: the share of the tracks under glare (vision.decide.doubt.under_glare)
 read right, one right and one wrong added, in hundredths rounded down. Fit on renders only: the
 real photos are the check, and a check the model learnt from says nothing.
@@ -56,7 +60,14 @@ from calibration.template import load_template  # noqa: E402
 from scoring.board import load_board  # noqa: E402
 from scoring.errors import TtrError  # noqa: E402
 from vision.decide import decide  # noqa: E402
-from vision.decide.doubt import DOUBT_KINDS, contest_kind, evidence_margins, track_confidence, under_glare  # noqa: E402
+from vision.decide.doubt import (  # noqa: E402
+    DOUBT_KINDS,
+    contest_kind,
+    evidence_margins,
+    hard_photo_marks,
+    track_confidence,
+    under_glare,
+)
 from vision.read import Reader  # noqa: E402
 from vision.reading import SPACE_CLASSES  # noqa: E402
 from vision.settings import DecideSettings, DoubtSettings, write_fitted  # noqa: E402
@@ -66,6 +77,9 @@ DOUBT_BUDGET = 5.0
 # ... and a photo whose flash fired (`--flash`): one the reading asks to be taken again without it
 # and, until it is, must mark what it may have misread (issue 28): twice the checks.
 FLASH_DOUBT_BUDGET = 10.0
+# The checks a photo hard to read as a whole adds (DoubtSettings.hard_below), per played photo of
+# the fitting set: one, whatever the standard.
+HARD_PHOTO_BUDGET = 1.0
 
 
 def truth_per_track(truth: dict, reader: Reader, owners_read: list) -> np.ndarray:
@@ -178,9 +192,10 @@ def logistic(x: np.ndarray, y: np.ndarray, ridge: float = 1e-2) -> tuple[float, 
 
 
 def fit(rows: dict, cfg: DoubtSettings = DoubtSettings(), budget_rows: dict | None = None,
-        budget: float = DOUBT_BUDGET) -> DoubtSettings:
+        budget: float = DOUBT_BUDGET, hard: bool = True) -> DoubtSettings:
     """DoubtSettings with the doubt fitted on `rows` (see the module doc); the mark's standard held
-    to `budget` doubtful tracks a played photo of `budget_rows` (default: `rows`)."""
+    to `budget` doubtful tracks a played photo of `budget_rows` (default: `rows`), and with `hard`
+    the standard of a photo hard to read as a whole (else `cfg`'s is kept)."""
     m = per_space(rows, cfg)
     bias, slope = [], []
     for k in range(len(DOUBT_KINDS)):
@@ -203,7 +218,17 @@ def fit(rows: dict, cfg: DoubtSettings = DoubtSettings(), budget_rows: dict | No
     for b in np.arange(0.50, 0.995, 0.01):
         if np.sum((conf < b) & b_rows["played"]) / n_played <= budget:
             below = round(float(b), 2)
-    return replace(cfg, below=below)
+    cfg = replace(cfg, below=below)
+    if not hard:
+        return cfg
+    # On a photo hard to read as a whole: the surest standard (in thousandths, at least the mark)
+    # that adds at most HARD_PHOTO_BUDGET checks a played photo of the budget set.
+    hard_below = below
+    for b in np.arange(below, 0.9995, 0.001):
+        added = marked(b_rows, replace(cfg, hard_below=float(b)), conf) & (conf >= below) & b_rows["played"]
+        if added.sum() / n_played <= HARD_PHOTO_BUDGET:
+            hard_below = round(float(b), 3)
+    return replace(cfg, hard_below=hard_below)
 
 
 def p_wrong_of(rows: dict, cfg: DoubtSettings) -> np.ndarray:
@@ -212,9 +237,22 @@ def p_wrong_of(rows: dict, cfg: DoubtSettings) -> np.ndarray:
                      for m, n, k, g in zip(rows["margin"], rows["length"], rows["kind"], rows["glared"])])
 
 
+def marked(rows: dict, cfg: DoubtSettings, conf: np.ndarray | None = None) -> np.ndarray:
+    """Each track marked doubtful as vision.decide.doubt.doubt_tracks marks it by its confidence
+    (`conf`, computed when not given): under the mark, or on a photo hard to read as a whole
+    (hard_photo_marks)."""
+    conf = 1.0 - p_wrong_of(rows, cfg) if conf is None else conf
+    doubtful = conf < cfg.below
+    out = doubtful.copy()
+    for photo in set(rows["photo"]):
+        sel = rows["photo"] == photo
+        out[sel] |= hard_photo_marks(conf[sel], doubtful[sel], cfg)
+    return out
+
+
 def report(name: str, rows: dict, cfg: DoubtSettings) -> None:
     p_wrong = p_wrong_of(rows, cfg)
-    doubtful = 1.0 - p_wrong < cfg.below
+    doubtful = marked(rows, cfg, 1.0 - p_wrong)
     groups = [("all", np.ones(len(doubtful), bool))]
     states = sorted(set(rows["state"]) - {"synthetic"})
     groups += [(f"state {s}", rows["state"] == s) for s in states]
@@ -254,6 +292,8 @@ def main(argv=None) -> int:
                     help="the fit folders whose played photos hold the doubt budget (default: all of --fit)")
     ap.add_argument("--flash", action="store_true",
                     help="fit the standard of photos whose flash fired (doubt_flash; FLASH_DOUBT_BUDGET)")
+    ap.add_argument("--hard", action="store_true",
+                    help="also fit the usual photos' standard on a photo hard to read (not shipped: docs/ablation.md)")
     ap.add_argument("--cache", default="/tmp/ttr_doubt_cache", help="where the evidence is kept")
     ap.add_argument("--write", action="store_true",
                     help="write the fitted numbers into models/reader_settings.json with this command and its data")
@@ -267,14 +307,15 @@ def main(argv=None) -> int:
     budget_rows = None
     if args.budget_on:
         budget_rows = track_rows([p for d in args.budget_on for p in cached[d]], shipped)
-    fitted = fit(fit_rows, shipped, budget_rows, FLASH_DOUBT_BUDGET if args.flash else DOUBT_BUDGET)
+    fitted = fit(fit_rows, shipped, budget_rows, FLASH_DOUBT_BUDGET if args.flash else DOUBT_BUDGET,
+                 hard=args.flash or args.hard)
     g = fit_rows["glared"]
     print(f"fitted on {len(set(fit_rows['photo']))} photos, {len(fit_rows['wrong'])} tracks, "
           f"{fit_rows['wrong'].sum()} wrong: bias={fitted.bias} slope={fitted.slope} "
-          f"below={fitted.below} glare_confidence={fitted.glare_confidence} "
+          f"below={fitted.below} hard_below={fitted.hard_below} glare_confidence={fitted.glare_confidence} "
           f"({g.sum()} tracks under glare, {(g & fit_rows['wrong']).sum()} wrong) (kinds {DOUBT_KINDS})")
     print(f"shipped: bias={shipped.bias} slope={shipped.slope} "
-          f"below={shipped.below} glare_confidence={shipped.glare_confidence} "
+          f"below={shipped.below} hard_below={shipped.hard_below} glare_confidence={shipped.glare_confidence} "
           f"margin_range={shipped.margin_range}")
     same = fitted == shipped
     if not same:
@@ -288,8 +329,11 @@ def main(argv=None) -> int:
     if args.write:
         data = (f"{len(set(fit_rows['photo']))} photos of {', '.join(Path(d).name for d in args.fit)}, "
                 f"{int(fit_rows['wrong'].sum())} tracks read wrong")
-        write_fitted({f"{prefix}.bias": fitted.bias, f"{prefix}.slope": fitted.slope, f"{prefix}.below": fitted.below,
-                      f"{prefix}.glare_confidence": fitted.glare_confidence},
+        values = {f"{prefix}.bias": fitted.bias, f"{prefix}.slope": fitted.slope, f"{prefix}.below": fitted.below,
+                  f"{prefix}.glare_confidence": fitted.glare_confidence}
+        if args.flash or args.hard:
+            values[f"{prefix}.hard_below"] = fitted.hard_below
+        write_fitted(values,
                      by="benchmarks/fit_doubt.py " + " ".join(argv if argv is not None else sys.argv[1:]), data=data)
     return 0
 

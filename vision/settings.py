@@ -204,6 +204,12 @@ class DoubtSettings:
     # claims is doubtful (print of a copy read as cars). Players of the game model hold more in 3 of
     # 1,000 (`vision.synth.positions`, 3,000 positions), the development games' in none.
     own_print_most: float = 0.5
+    # A photo with this many doubtful tracks (a fifth of the board) is hard to read as a whole: its
+    # other tracks are doubtful too under `hard_below` (vision.decide.doubt.hard_photo_marks). Fitted
+    # for photos whose flash fired (doubt_flash) only: on the usual photos of the check sets the
+    # fitted standard marked no wrong track more (docs/ablation.md), so there it is 0 (none).
+    hard_photo: int = 20
+    hard_below: float = 0.0
     named: int = 6  # doubtful tracks named in the reading's warning (the rest counted)
 
 
