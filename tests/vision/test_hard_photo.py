@@ -8,7 +8,6 @@ from ttr_testing import read_tracks
 
 from scoring.board import load_board
 from vision.decide.doubt import doubt_warnings, hard_photo_marks
-from vision.decide.rules import player_index
 from vision.reading import SPACE_CLASSES
 from vision.settings import DoubtSettings
 
@@ -41,14 +40,13 @@ def test_a_surer_standard_marks_more_and_a_higher_count_fewer_photos(conf):
     assert not never.any()
 
 
-def evidence(owners: dict[int, str], weak: set[int], strength: float = 8.0):
-    """Per-space log-likelihoods: listed tracks favour their owner, others empty; the `weak` ones
-    only a little (doubtful); the first track of the board a little more (sure alone)."""
+def evidence(weak: set[int], strength: float = 8.0):
+    """Per-space log-likelihoods of an empty board: every space favours empty, plainly, but on the
+    `weak` tracks only a little (doubtful)."""
     out = []
     for t in BOARD.tracks:
         ll = np.zeros((t.length, len(SPACE_CLASSES)))
-        h = player_index(owners[t.id]) if t.id in owners else 0
-        ll[:, h] = 0.3 if t.id in weak else strength
+        ll[:, 0] = 0.3 if t.id in weak else strength
         out.append(ll)
     return out
 
@@ -56,7 +54,7 @@ def evidence(owners: dict[int, str], weak: set[int], strength: float = 8.0):
 def test_a_photo_with_many_doubtful_tracks_marks_its_less_sure_ones_and_says_so():
     weak = {t.id for t in BOARD.tracks[:25]}
     middling = BOARD.tracks[30]
-    ll = evidence({}, weak)
+    ll = evidence(weak)
     single = DoubtSettings(below=0.98, hard_photo=101, hard_below=0.998)  # no photo is hard
     for ahead in np.arange(0.5, 8.0, 0.1):  # empty ahead a little: above the mark, under the surer standard
         ll[middling.id][:, 0] = ahead
@@ -72,5 +70,5 @@ def test_a_photo_with_many_doubtful_tracks_marks_its_less_sure_ones_and_says_so(
     assert not r[BOARD.tracks[40].id].doubtful  # plain evidence stays sure
     (notice,) = doubt_warnings(r, CFG)
     assert "hard to read as a whole" in str(notice)
-    (plain,) = doubt_warnings(read_tracks(evidence({}, set(list(weak)[:3]))), CFG)
+    (plain,) = doubt_warnings(read_tracks(evidence(set(list(weak)[:3]))), CFG)
     assert "hard to read" not in str(plain)
