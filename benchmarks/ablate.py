@@ -51,6 +51,8 @@ def variants() -> dict[str, tuple[str, ReaderSettings, bool]]:
                                   r(fuse=replace(s.fuse, occupancy=0.0)), True),
         "colour alone learns": ("the net's first look in the colours' adaptation",
                                 r(colour=replace(s.colour, learns_from_net=False)), True),
+        "colours learn without the check": ("the car-or-print check in the colours' adaptation",
+                                            r(colour=replace(s.colour, learns_from_check=False)), True),
         "no print gloss": ("print (and cars) mixed with the light's white", r(colour=replace(s.colour, max_glare=0.0)),
                            True),
         "no partial cover": ("a car covering part of its space",

@@ -202,9 +202,17 @@ class Reader:
                                 view.seen_px_per_mm, self.net_seen_height_mm, s.sample)
         first = self.net.predict(samples.net_patches) if self.net is not None else None
         others = [(change_loglik(against.change, s.change), s.fuse.change)] if against is not None else []
+        check = None
+        if first is not None and self.occupancy is not None and s.fuse.occupancy:
+            check_patches = soften_patches(samples.net_patches, view.seen_px_per_mm, s.net.check_px_per_mm,
+                                           s.px_per_mm)
+            check = (self.occupancy.loglik(self.occupancy.predict(check_patches), s.net), s.fuse.occupancy)
         learn_from = None
         if first is not None and s.colour.learns_from_net:
-            learn_from = fuse(others + [(self.net.loglik(first, s.net), s.fuse.net)])
+            teachers = [(self.net.loglik(first, s.net), s.fuse.net)]
+            if check is not None and s.colour.learns_from_check:
+                teachers.append(check)
+            learn_from = fuse(others + teachers)
         parts = [(self._colour(lit, samples, against, learn_from), s.fuse.colour)] + others
         names = ["colour"] + (["change"] if against is not None else [])
         probs = first
@@ -217,11 +225,8 @@ class Reader:
                                     s.colour, s.refine)
             parts.append((self.net.loglik(probs, s.net), s.fuse.net))
             names.append("net")
-            if self.occupancy is not None and s.fuse.occupancy:
-                check_patches = soften_patches(samples.net_patches, view.seen_px_per_mm, s.net.check_px_per_mm,
-                                               s.px_per_mm)
-                parts.append((self.occupancy.loglik(self.occupancy.predict(check_patches), s.net),
-                              s.fuse.occupancy))
+            if check is not None:
+                parts.append(check)
                 names.append("occupancy")
         ll = fuse(parts)
         sources = {name: ll_w * w for name, (ll_w, w) in zip(names, parts)}

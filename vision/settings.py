@@ -93,6 +93,7 @@ class ColourSettings:
     max_glare: float = 0.35
     glare_penalty: float = 1.0
     learns_from_net: bool = True  # the net's first look joins in saying which spaces show print
+    learns_from_check: bool = True  # ... and so does the car-or-print check (made for that question)
     # Generic colours: cars are saturated moulded plastic (never measured from a photo); print is
     # the board's inks. The photo adapts both (`rounds`).
     car_lab: tuple = (("red", (106.0, 165.0, 158.0)), ("blue", (83.0, 130.0, 93.0)),
