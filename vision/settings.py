@@ -208,7 +208,8 @@ class DoubtSettings:
     # A photo with this many doubtful tracks (a fifth of the board) is hard to read as a whole: its
     # other tracks are doubtful too under `hard_below` (vision.decide.doubt.hard_photo_marks). Fitted
     # for photos whose flash fired (doubt_flash) only: on the usual photos of the check sets the
-    # fitted standard marked no wrong track more (docs/ablation.md), so there it is 0 (none).
+    # fitted standard marked no wrong track more (docs/ablation.md), so there it is 0 (none). The
+    # reading's warning says the photo is hard to read at this count on any photo.
     hard_photo: int = 20
     hard_below: float = 0.0
     named: int = 6  # doubtful tracks named in the reading's warning (the rest counted)
