@@ -61,10 +61,14 @@ def test_the_reader_fuses_the_check_and_can_read_without_it(other_copy):
     assert np.allclose(sum(trace.evidence.sources.values()), trace.evidence.loglik)
     s = ReaderSettings()
     without = Reader(settings=replace(s, fuse=replace(s.fuse, occupancy=0.0)))
-    photo_flat = trace.view
-    other = without.trace_view(photo_flat)
+    other = without.trace_view(trace.view)
     assert "occupancy" not in other.evidence.sources
-    assert np.allclose(other.evidence.loglik, trace.evidence.loglik - occ)
+    # The check also teaches the colours the photo's print (ColourSettings.learns_from_check):
+    # without that, it is one more source added to the others.
+    untaught = Reader(settings=replace(s, colour=replace(s.colour, learns_from_check=False))).trace_view(trace.view)
+    assert np.allclose(untaught.evidence.sources["occupancy"], occ)
+    assert np.allclose(other.evidence.loglik, untaught.evidence.loglik - occ)
+    assert not np.allclose(untaught.evidence.sources["colour"], trace.evidence.sources["colour"])
 
 
 def test_the_check_answers_alike_on_a_sharp_photo_and_a_coarser_one():
