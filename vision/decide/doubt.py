@@ -108,7 +108,8 @@ def hard_photo(tracks: list[TrackReading], cfg: DoubtSettings = DoubtSettings())
     (`hard_photo_marks`); confidences are left as the evidence gives them."""
     doubtful = np.array([t.doubtful for t in tracks])
     add = hard_photo_marks(np.array([t.confidence for t in tracks]), doubtful, cfg)
-    reason = f"the photo is hard to read ({int(doubtful.sum())} tracks doubtful): check this one too"
+    # The count the warning gives too: every doubtful track, these included.
+    reason = f"the photo is hard to read ({int((doubtful | add).sum())} tracks doubtful): check this one too"
     return [replace(t, doubtful=True, reason=reason) if a else t for t, a in zip(tracks, add)]
 
 
