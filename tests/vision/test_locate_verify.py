@@ -22,7 +22,15 @@ from vision.locate import (
     locate_board,
 )
 from vision.locate.config import DotConfig
-from vision.locate.dots import _nearest_strong_peak, check_outline, city_dots_mm, find_dots, verified
+from vision.locate.dots import (
+    _nearest_strong_peak,
+    check_outline,
+    city_dots_mm,
+    dot_peaks,
+    dot_windows,
+    find_dots,
+    verified,
+)
 from vision.rectify import BOARD_MM, shrink
 from vision.synth import camera as cam
 from vision.synth.render import render_photo
@@ -216,16 +224,23 @@ def test_the_dot_taken_is_the_nearest_strong_peak(blobs, share):
 def test_the_nearest_dots_are_asked_only_where_the_strongest_fail_and_the_dots_can_speak(
         monkeypatch, board_px, asked_again):
     import vision.locate as locate
-    shares = []
+    import vision.locate.dots as dots
+    shares, responses = [], []
 
-    def spy(image, corners, dots, cfg=DotConfig()):
-        shares.append(cfg.strong_share)
-        return check_outline(image, corners, dots, cfg)
+    def peaks_spy(windows, px_per_mm, share, cfg=DotConfig()):
+        shares.append(share)
+        return dot_peaks(windows, px_per_mm, share, cfg)
 
-    monkeypatch.setattr(locate, "check_outline", spy)
+    def windows_spy(*args, **kwargs):
+        responses.append(1)
+        return dot_windows(*args, **kwargs)
+
+    monkeypatch.setattr(dots, "dot_peaks", peaks_spy)
+    monkeypatch.setattr(dots, "dot_windows", windows_spy)
     blank = np.full((900, 1600, 3), 200, np.uint8)  # no dots at all: the strongest never confirm
     h = board_px * BOARD_MM[1] / BOARD_MM[0]
     corners = np.array([[100, 100], [100 + board_px, 100], [100 + board_px, 100 + h], [100, 100 + h]], float)
     locate._check(blank, 1.0, corners, "test", LocateConfig())
     assert shares[0] == 0.0 and (shares[1:] == [LocateConfig().nearest_share]) == asked_again
     assert len(shares) == (2 if asked_again else 1)
+    assert len(responses) == 1  # the dots' responses are computed once, whichever peaks are taken

@@ -144,13 +144,8 @@ def _check(small, scale, corners_xy, source, cfg) -> _Found:
     response, or where those do not confirm it on a board the dots can speak for
     (`cfg.min_px_per_mm`), the nearest strong one (`cfg.nearest_share`) if more dots agree so."""
     c_small = (np.asarray(corners_xy, np.float64) + 0.5) * scale - 0.5
-    chk = check_outline(small, c_small, city_dots_mm(), cfg.dots)
-    if (not verified(chk, cfg.dots) and cfg.nearest_share > 0
-            and photo_px_per_mm(corners_xy) >= cfg.min_px_per_mm):
-        nearest = dataclasses.replace(cfg.dots, strong_share=cfg.nearest_share)
-        near = check_outline(small, c_small, city_dots_mm(), nearest)
-        if near.found > chk.found:
-            chk = near
+    speaks = cfg.nearest_share > 0 and photo_px_per_mm(corners_xy) >= cfg.min_px_per_mm
+    chk = check_outline(small, c_small, city_dots_mm(), cfg.dots, cfg.nearest_share if speaks else None)
     corrected = (chk.corrected_xy + 0.5) / scale - 0.5
     return _Found(np.asarray(corners_xy, np.float64), source, dataclasses.replace(chk, corrected_xy=corrected))
 

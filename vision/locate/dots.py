@@ -77,22 +77,20 @@ def paper_gain(image_bgr: np.ndarray, board_to_image: np.ndarray, cfg: DotConfig
     return cfg.paper_grey / np.maximum(paper, cfg.paper_floor)
 
 
-def find_dots(image_bgr: np.ndarray, board_to_image: np.ndarray, px_per_mm: float, expected_mm: np.ndarray,
-              reach_mm: float, gain: np.ndarray | None = None, cfg: DotConfig = DotConfig()
-              ) -> tuple[np.ndarray, np.ndarray]:
-    """Each expected dot's strongest response within `reach_mm` of where it should be: (n, 2)
-    centres in board mm (weighted centroid of the peak's top half, to a fraction of a pixel) and
-    (n,) peak responses. `board_to_image` maps board mm to `image_bgr`'s pixels; only a window
-    round each dot is flattened (at `px_per_mm`), not the whole board; `gain` (see `paper_gain`)
-    scales its colours first."""
+def dot_windows(image_bgr: np.ndarray, board_to_image: np.ndarray, px_per_mm: float, expected_mm: np.ndarray,
+                reach_mm: float, gain: np.ndarray | None = None, cfg: DotConfig = DotConfig()
+                ) -> list[tuple[np.ndarray, float, float]]:
+    """Each expected dot's copper response (`dot_map`) over a window within `reach_mm` of where it
+    should be, with the board mm of the window's top left: the costly part of finding the dots,
+    done once however the peaks are then taken (`dot_peaks`). `board_to_image` maps board mm to
+    `image_bgr`'s pixels; only a window round each dot is flattened (at `px_per_mm`), not the
+    whole board; `gain` (see `paper_gain`) scales its colours first."""
     r = max(1, int(round(reach_mm * px_per_mm)))
-    k = max(1, int(round(cfg.peak_mm * px_per_mm)))
     pad = int(round(cfg.surround_mm * px_per_mm / 2)) + 1  # the surround the response subtracts
     side = 2 * (r + pad) + 1
-    found = np.full((len(expected_mm), 2), np.nan)
-    peak = np.zeros(len(expected_mm))
     s = 1.0 / px_per_mm
-    for i, (x, y) in enumerate(expected_mm):
+    out = []
+    for x, y in expected_mm:
         # Window pixel (j, i) shows board point (x0 + (j + 0.5) s, y0 + (i + 0.5) s).
         x0 = (round(x * px_per_mm - 0.5) - r - pad) * s
         y0 = (round(y * px_per_mm - 0.5) - r - pad) * s
@@ -101,17 +99,40 @@ def find_dots(image_bgr: np.ndarray, board_to_image: np.ndarray, px_per_mm: floa
                                     flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE)
         if gain is not None:
             patch = np.clip(patch * gain, 0, BYTE_MAX).astype(np.uint8)
-        resp = dot_map(patch, px_per_mm, cfg)[pad:-pad, pad:-pad]
-        yy, xx = _nearest_strong_peak(resp, k, cfg.strong_share)
+        # The response without its padding; its pixel (j, i) shows board point x0 + (j + pad + 0.5) s.
+        out.append((dot_map(patch, px_per_mm, cfg)[pad:-pad, pad:-pad], x0 + pad * s, y0 + pad * s))
+    return out
+
+
+def dot_peaks(windows: list[tuple[np.ndarray, float, float]], px_per_mm: float, share: float,
+              cfg: DotConfig = DotConfig()) -> tuple[np.ndarray, np.ndarray]:
+    """Each window's dot (`dot_windows`): the response peak nearest its middle of those at least
+    `share` of the strongest (`_nearest_strong_peak`): (n, 2) centres in board mm (weighted
+    centroid of the peak's top half, to a fraction of a pixel) and (n,) peak responses."""
+    k = max(1, int(round(cfg.peak_mm * px_per_mm)))
+    s = 1.0 / px_per_mm
+    found = np.full((len(windows), 2), np.nan)
+    peak = np.zeros(len(windows))
+    for i, (resp, x0, y0) in enumerate(windows):
+        yy, xx = _nearest_strong_peak(resp, k, share)
         ya, xa = max(yy - k, 0), max(xx - k, 0)
         wt = np.clip(resp[ya:yy + k + 1, xa:xx + k + 1] - 0.5 * resp[yy, xx], 0, None)
         if resp[yy, xx] <= 0 or wt.sum() <= 0:
             continue
         gy, gx = np.mgrid[ya:ya + wt.shape[0], xa:xa + wt.shape[1]]
-        cy, cx = (wt * gy).sum() / wt.sum() + pad, (wt * gx).sum() / wt.sum() + pad
+        cy, cx = (wt * gy).sum() / wt.sum(), (wt * gx).sum() / wt.sum()
         found[i] = (x0 + (cx + 0.5) * s, y0 + (cy + 0.5) * s)
         peak[i] = resp[yy, xx]
     return found, peak
+
+
+def find_dots(image_bgr: np.ndarray, board_to_image: np.ndarray, px_per_mm: float, expected_mm: np.ndarray,
+              reach_mm: float, gain: np.ndarray | None = None, cfg: DotConfig = DotConfig()
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """Each expected dot's strongest response (`cfg.strong_share`) within `reach_mm` of where it
+    should be: (n, 2) centres in board mm and (n,) peak responses (`dot_windows`, `dot_peaks`)."""
+    windows = dot_windows(image_bgr, board_to_image, px_per_mm, expected_mm, reach_mm, gain, cfg)
+    return dot_peaks(windows, px_per_mm, cfg.strong_share, cfg)
 
 
 def _nearest_strong_peak(resp: np.ndarray, k: int, share: float) -> tuple[int, int]:
@@ -128,19 +149,35 @@ def _nearest_strong_peak(resp: np.ndarray, k: int, share: float) -> tuple[int, i
     return int(y), int(x)
 
 
-def check_outline(image_bgr: np.ndarray, corners_xy, dots_mm: np.ndarray, cfg: DotConfig = DotConfig()) -> DotCheck:
+def check_outline(image_bgr: np.ndarray, corners_xy, dots_mm: np.ndarray, cfg: DotConfig = DotConfig(),
+                  fallback_share: float | None = None) -> DotCheck:
     """The city dots' verdict on an outline (photo pixels of `image_bgr`, board order): each dot
     looked for within `cfg.reach_mm` of its place (a coarse outline may be a centimetre off), one
     homography fitted robustly to those found, and the outline that homography puts right. (To put
-    right an outline further off, check the corrected one again: `vision.locate` does.)"""
+    right an outline further off, check the corrected one again: `vision.locate` does.) Where the
+    strongest peaks (`cfg.strong_share`) do not confirm it, a `fallback_share` takes each dot's
+    nearest peak of at least that share instead, from the same responses, and the verdict more
+    dots agree with is kept."""
     corners = np.asarray(corners_xy, dtype=np.float64).reshape(CORNERS, 2)
     failed = DotCheck(0, len(dots_mm), float("inf"), float("inf"), corners)
     try:
         H_photo = board_to_photo_homography(corners)
-        seen, peak = find_dots(image_bgr, H_photo, cfg.px_per_mm, dots_mm, cfg.reach_mm,
-                               gain=paper_gain(image_bgr, H_photo, cfg), cfg=cfg)
+        windows = dot_windows(image_bgr, H_photo, cfg.px_per_mm, dots_mm, cfg.reach_mm,
+                              gain=paper_gain(image_bgr, H_photo, cfg), cfg=cfg)
     except (ValueError, cv2.error):
         return failed
+    check = _fit_dots(*dot_peaks(windows, cfg.px_per_mm, cfg.strong_share, cfg), dots_mm, H_photo, failed, cfg)
+    if fallback_share is not None and not verified(check, cfg):
+        near = _fit_dots(*dot_peaks(windows, cfg.px_per_mm, fallback_share, cfg), dots_mm, H_photo, failed, cfg)
+        if near.found > check.found:
+            check = near
+    return check
+
+
+def _fit_dots(seen: np.ndarray, peak: np.ndarray, dots_mm: np.ndarray, H_photo: np.ndarray, failed: DotCheck,
+              cfg: DotConfig) -> DotCheck:
+    """The verdict of the dots `seen` (board mm of the outline's frame, `peak` their responses):
+    one homography fitted robustly to those strong enough, and the outline it puts right."""
     ok = peak > cfg.min_response
     if ok.sum() < cfg.min_fit:
         return failed
