@@ -14,6 +14,10 @@ The standard of photos whose flash fired (ReaderSettings.doubt_flash, `--flash`;
 FLASH_DOUBT_BUDGET) likewise, on renders under a flash (`ttr render --out DIR --world varied
 --light flash --count 30 --seed S`, seeds 7800, then 7850 and 7875 with --empty-fraction 0.15):
     python3 benchmarks/fit_doubt.py --flash --fit F7800 F7850 F7875
+Glare found by the print's lost contrast (LightSettings.print_glare_loss, `--glare`: the lowest
+loss, in twentieths, whose glare adds at most PRINT_GLARE_BUDGET checks a played photo to what the
+usual doubt marks without it), on all of these renders; fitted first, the doubt after it:
+    python3 benchmarks/fit_doubt.py --fit F7100 F7150 F7200 F7250 F7400 F7600 F7700 F7800 F7850 F7875 --glare
 
 Each DIR holds photos and gt/<photo stem>.json truths (`ttr render --out DIR` makes such a folder;
 ../shared/real/dev is one). Every photo is read once (CACHE/<folder name>/<stem>.npz keeps its
@@ -70,7 +74,7 @@ from vision.decide.doubt import (  # noqa: E402
 )
 from vision.read import Reader  # noqa: E402
 from vision.reading import SPACE_CLASSES  # noqa: E402
-from vision.settings import DecideSettings, DoubtSettings, write_fitted  # noqa: E402
+from vision.settings import DecideSettings, DoubtSettings, LightSettings, write_fitted  # noqa: E402
 
 # The most doubtful tracks a played photo may ask a player to check (issue 13: "at most 5").
 DOUBT_BUDGET = 5.0
@@ -80,6 +84,8 @@ FLASH_DOUBT_BUDGET = 10.0
 # The checks a photo hard to read as a whole adds (DoubtSettings.hard_below), per played photo of
 # the fitting set: one, whatever the standard.
 HARD_PHOTO_BUDGET = 1.0
+# ... and so does glare found by the print's lost contrast (LightSettings.print_glare_loss, `--glare`).
+PRINT_GLARE_BUDGET = 1.0
 
 
 def truth_per_track(truth: dict, reader: Reader, owners_read: list) -> np.ndarray:
@@ -109,7 +115,7 @@ def truth_per_track(truth: dict, reader: Reader, owners_read: list) -> np.ndarra
 def read_one(reader: Reader, path: Path) -> dict:
     trace = reader.trace_path(str(path))
     ev = trace.evidence
-    return {"loglik": ev.loglik, "probs": ev.probs, "lab": ev.lab, "glare": ev.glare,
+    return {"loglik": ev.loglik, "probs": ev.probs, "lab": ev.lab, "glare": ev.glare, "paper_glare": trace.lit.glare,
             "warnings": np.array(json.dumps([str(w) for w in trace.view.warnings])),
             "owners_read": np.array([SPACE_CLASSES.index(t.owner or "empty") for t in trace.tracks])}
 
@@ -140,15 +146,18 @@ def collect(folder: Path, cache: Path, reader: Reader | None = None) -> list[Pat
 
 # -- the fit -----------------------------------------------------------------------------------
 def track_rows(cached: list[Path], cfg: DoubtSettings = DoubtSettings(),
-               decide_cfg: DecideSettings = DecideSettings()) -> dict[str, np.ndarray]:
-    """Per track of every cached photo: photo, state, played, margin, length, kind, wrong."""
+               decide_cfg: DecideSettings = DecideSettings(), light: LightSettings | None = None,
+               reader: Reader | None = None) -> dict[str, np.ndarray]:
+    """Per track of every cached photo: photo, state, played, margin, length, kind, wrong; with
+    `light` (and its `reader`), the glare found again under those settings (`Reader.glare`)."""
     board = load_board()
     track_ids = load_template().all_spaces().track_ids
     cols = defaultdict(list)
     for path in cached:
         d = np.load(path)
-        if "glare" not in d:
-            raise SystemExit(f"{path}: cached before glare was kept; delete the cache and run again")
+        if "paper_glare" not in d:
+            raise SystemExit(f"{path}: cached before the paper's glare was kept; delete the cache and run again")
+        glare = d["glare"] if light is None else reader.glare(d["paper_glare"], d["lab"], d["loglik"], light)
         per_track = [d["loglik"][track_ids == t.id] for t in board.tracks]
         decision = decide(per_track, board, decide_cfg)
         scores, choice = decision.scores, decision.choice
@@ -163,7 +172,7 @@ def track_rows(cached: list[Path], cfg: DoubtSettings = DoubtSettings(),
             cols["margin"].append(margin[t.id])
             cols["length"].append(t.length)
             cols["kind"].append(contest_kind(t.color, int(choice[t.id]), int(runner[t.id])))
-            cols["glared"].append(under_glare(d["glare"][track_ids == t.id], cfg))
+            cols["glared"].append(under_glare(glare[track_ids == t.id], cfg))
             cols["wrong"].append(bool(choice[t.id] != truth[t.id]))
             cols["owner"].append(int(choice[t.id]))
             cols["runner"].append(int(runner[t.id]))
@@ -231,6 +240,24 @@ def fit(rows: dict, cfg: DoubtSettings = DoubtSettings(), budget_rows: dict | No
     return replace(cfg, hard_below=hard_below)
 
 
+def fit_print_glare(cached: list[Path], cfg: DoubtSettings, reader: Reader) -> float:
+    """LightSettings.print_glare_loss: the lowest loss of the print's contrast (in twentieths)
+    whose glare adds at most PRINT_GLARE_BUDGET checks a played photo of `cached` to those the
+    doubt `cfg` marks without it."""
+    light = reader.settings.light
+    before = track_rows(cached, cfg, light=replace(light, print_glare_loss=0.0), reader=reader)
+    base = marked(before, cfg)
+    n_played = max(len(set(before["photo"][before["played"]])), 1)
+    chosen = 0.0
+    for loss in np.arange(2.0, 0.0, -0.05):
+        rows = track_rows(cached, cfg, light=replace(light, print_glare_loss=float(loss)), reader=reader)
+        added = marked(rows, cfg) & ~base & rows["played"]
+        if added.sum() / n_played > PRINT_GLARE_BUDGET:
+            break
+        chosen = round(float(loss), 2)
+    return chosen
+
+
 def p_wrong_of(rows: dict, cfg: DoubtSettings) -> np.ndarray:
     """Each track's chance of being wrong as vision.decide.doubt.doubt_tracks gives it."""
     return np.array([1.0 - track_confidence(m, n, k, g, cfg)
@@ -294,6 +321,8 @@ def main(argv=None) -> int:
                     help="fit the standard of photos whose flash fired (doubt_flash; FLASH_DOUBT_BUDGET)")
     ap.add_argument("--hard", action="store_true",
                     help="also fit the usual photos' standard on a photo hard to read (not shipped: docs/ablation.md)")
+    ap.add_argument("--glare", action="store_true",
+                    help="fit only LightSettings.print_glare_loss (PRINT_GLARE_BUDGET), with the shipped doubt")
     ap.add_argument("--cache", default="/tmp/ttr_doubt_cache", help="where the evidence is kept")
     ap.add_argument("--write", action="store_true",
                     help="write the fitted numbers into models/reader_settings.json with this command and its data")
@@ -303,10 +332,27 @@ def main(argv=None) -> int:
     cached = {d: collect(Path(d), cache / Path(d).resolve().name, reader) for d in dict.fromkeys(args.fit + args.check + (args.budget_on or []))}
     shipped = reader.settings.doubt_flash if args.flash else reader.settings.doubt
     prefix = "doubt_flash" if args.flash else "doubt"
-    fit_rows = track_rows([p for d in args.fit for p in cached[d]], shipped)
+    if args.glare:
+        fit_paths = [p for d in args.fit for p in cached[d]]
+        loss = fit_print_glare(fit_paths, shipped, reader)
+        print(f"print_glare_loss={loss} on {len(fit_paths)} photos (shipped {reader.settings.light.print_glare_loss})")
+        for d in args.fit + args.check:
+            for label, value in (("fitted", loss), ("none", 0.0)):
+                rows = track_rows(cached[d], shipped, light=replace(reader.settings.light, print_glare_loss=value),
+                                  reader=reader)
+                print(f"{d} (print glare {label}):")
+                report(Path(d).name, rows, shipped)
+        if args.write:
+            write_fitted({"light.print_glare_loss": loss},
+                         by="benchmarks/fit_doubt.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+                         data=f"{len(fit_paths)} photos of {', '.join(Path(d).name for d in args.fit)}: the lowest "
+                              f"loss that adds at most {PRINT_GLARE_BUDGET:g} check a played photo")
+        return 0
+    light = reader.settings.light  # the glare found again from the cache: one cache serves any glare setting
+    fit_rows = track_rows([p for d in args.fit for p in cached[d]], shipped, light=light, reader=reader)
     budget_rows = None
     if args.budget_on:
-        budget_rows = track_rows([p for d in args.budget_on for p in cached[d]], shipped)
+        budget_rows = track_rows([p for d in args.budget_on for p in cached[d]], shipped, light=light, reader=reader)
     fitted = fit(fit_rows, shipped, budget_rows, FLASH_DOUBT_BUDGET if args.flash else DOUBT_BUDGET,
                  hard=args.flash or args.hard)
     g = fit_rows["glared"]
@@ -321,7 +367,7 @@ def main(argv=None) -> int:
     if not same:
         print("the fit differs from the shipped DoubtSettings: each folder is shown with both")
     for d in args.fit + args.check:
-        rows = track_rows(cached[d], shipped)
+        rows = track_rows(cached[d], shipped, light=light, reader=reader)
         role = "fit" if d in args.fit else "check"
         for label, cfg in (("shipped", shipped),) if same else (("fitted", fitted), ("shipped", shipped)):
             print(f"{role} {d} ({label}):")

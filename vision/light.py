@@ -165,6 +165,44 @@ def paper_left_bright(lit: LitBoard, cfg: LightSettings = LightSettings()) -> np
     return grid[iy, ix].astype(np.float32)
 
 
+def print_glare(lab: np.ndarray, printed_lab: np.ndarray, printed: np.ndarray, empty: np.ndarray,
+                centres_mm: np.ndarray, cfg: LightSettings = LightSettings()) -> np.ndarray:
+    """(N,) bool: the spaces under glare as the print around them shows it (`cfg.print_glare_loss`).
+
+    `lab` (N, 3): each space's colour where it is printed, on the evened-out board; `printed_lab`
+    (N, 3): its print colour as the reader starts from; `printed` (N,): its print colour's name;
+    `empty` (N,): the spaces read empty; `centres_mm` (N, 2). Glare adds light, and the evening-out divides the paper back to its grey,
+    so under glare G on paper P the print keeps P / (P + G) of its contrast with the paper, where a
+    lamp's slope or a shadow (a gain) keeps all of it. Each print colour is first moved to this
+    photo's (the median over its empty spaces: another print run, the light's cast); then each
+    empty space's loss of contrast is measured along its print's way to the paper, and a space is
+    under glare where the median loss of the empty spaces around it passes the setting."""
+    n = len(lab)
+    out = np.zeros(n, bool)
+    if cfg.print_glare_loss <= 0:
+        return out
+    lab, start, empty = np.asarray(lab, float), np.asarray(printed_lab, float), np.asarray(empty, bool)
+    printed = np.asarray(printed)
+    own = start.copy()
+    for colour in np.unique(printed):
+        m = (printed == colour) & empty
+        if m.sum() >= cfg.print_glare_spaces:
+            own[printed == colour] += np.median(lab[m] - start[m], axis=0)
+    to_paper = np.array(PAPER_LAB) - own
+    reach2 = np.sum(to_paper ** 2, axis=1)
+    loss = np.sum((lab - own) * to_paper, axis=1) / np.maximum(reach2, 1e-6)
+    telling = empty & (reach2 >= cfg.print_glare_contrast ** 2)
+    if telling.sum() < cfg.print_glare_spaces:
+        return out
+    c = np.asarray(centres_mm, float)
+    near = np.sum((c[:, None, :] - c[None, telling, :]) ** 2, axis=-1) <= cfg.print_glare_reach_mm ** 2
+    losses = np.where(near, loss[telling][None, :], np.nan)
+    counted = near.sum(axis=1) >= cfg.print_glare_spaces
+    if counted.any():
+        out[counted] = np.nanmedian(losses[counted], axis=1) >= cfg.print_glare_loss
+    return out
+
+
 def register_to_template(board_norm: np.ndarray, quads_px: np.ndarray, px_per_mm: float,
                          cfg: LightSettings = LightSettings()) -> tuple[np.ndarray, float]:
     """Where the template's spaces really are on a light-normalised flattened board.

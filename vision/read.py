@@ -34,13 +34,13 @@ from vision.evidence.colour import ColourModel
 from vision.evidence.net import load_classifier, load_occupancy
 from vision.fuse import SpaceEvidence, fuse, space_probs
 from vision.image_io import load_photo, read_header
-from vision.light import LitBoard, light_board
+from vision.light import LitBoard, light_board, print_glare
 from vision.locate import locate_board, scale_location
 from vision.quality import MSG_FLASH, photo_warnings
 from vision.reading import PLAYER_COLORS, BoardLocation, Notice, Reading, TrackReading
 from vision.rectify import camera_position, flatten, photo_px_per_mm
 from vision.refine import BoardSpaces, lanes_alone, second_look
-from vision.settings import DoubtSettings, ReaderSettings, load_settings
+from vision.settings import DoubtSettings, LightSettings, ReaderSettings, load_settings
 from vision.spaces import CropGeometry, SpaceSamples, sample_spaces, soften_patches
 
 DECODE_SIDE = 2000  # px of photo the reader needs: the board is flattened to ~1600 px wide
@@ -117,6 +117,8 @@ class Reader:
                                   np.asarray(self.board.double_ids)[self.track_ids])
         self.colour = ColourModel(self.settings.colour)
         self.rows = [np.flatnonzero(self.track_ids == t.id) for t in self.board.tracks]  # each track's spaces
+        self.centres_mm = np.asarray(self.quads_mm, float).mean(axis=1)
+        self.printed_lab = self._printed_lab(printed)
 
     # -- the photo's way through ----------------------------------------------------------------
     def read_path(self, path: str) -> Reading:
@@ -231,8 +233,31 @@ class Reader:
         ll = fuse(parts)
         sources = {name: ll_w * w for name, (ll_w, w) in zip(names, parts)}
         evidence = SpaceEvidence(lit.quads_px, self.track_ids, samples.printed.lab, ll, space_probs(ll), probs,
-                                 lit.glare, sources)
+                                 self.glare(lit.glare, samples.printed.lab, ll), sources)
         return samples, first, evidence
+
+    def _printed_lab(self, printed: np.ndarray) -> np.ndarray:
+        """(N, 3) each space's print colour as the template measured it (the art under a track
+        lightens or darkens its print), else its colour's start (`ColourSettings.printed_lab`)."""
+        by_id = {t.id: t.space_colors_lab for t in self.template.tracks}
+        if any(by_id.get(int(t)) is None for t in np.unique(self.track_ids)):
+            return np.array([self.colour.printed_lab[c] for c in printed])
+        return np.array([by_id[int(t)][int(i)] for t, i in zip(self.track_ids, self.index)], float)
+
+    def glare(self, paper_glare: np.ndarray | None, lab: np.ndarray, loglik: np.ndarray,
+              light: LightSettings | None = None) -> np.ndarray | None:
+        """(N,) bool, the spaces under glare: where the paper around them stays too bright once
+        the light was evened out (`paper_glare`, `LitBoard.glare`), or where the print of the empty
+        spaces around them lost its contrast (`print_glare` on the spaces' printed colour `lab`;
+        empty: on the tracks the evidence `loglik` reads so). `light`: other settings than the reader's."""
+        light = self.settings.light if light is None else light
+        if light.print_glare_loss <= 0:
+            return paper_glare
+        per_track = np.zeros((len(self.board.tracks), loglik.shape[1]))
+        np.add.at(per_track, self.track_ids, loglik)
+        empty = per_track.argmax(axis=1)[self.track_ids] == 0
+        by_print = print_glare(lab, self.printed_lab, self.spaces.printed, empty, self.centres_mm, light)
+        return by_print if paper_glare is None else np.asarray(paper_glare, bool) | by_print
 
     def _colour(self, lit: LitBoard, samples: SpaceSamples, against: AgainstCalibration | None,
                 learn_from: np.ndarray | None) -> np.ndarray:

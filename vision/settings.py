@@ -58,6 +58,15 @@ class LightSettings:
     # around every space of 95 % of the doubt fit's rendered photos (median 184).
     glare_paper_level: float = 205.0
     glare_cells: tuple[int, int] = (20, 30)  # finer than `cells`: glare is a spot, not a slope
+    # Glare as wide as the light map's cells is evened out like a lamp's slope, yet it is added
+    # light: it brings the print toward the paper's grey where a lamp's slope leaves the contrast.
+    # A space is under glare too where the empty spaces within `print_glare_reach_mm` (at least
+    # `print_glare_spaces` of them, printed at least `print_glare_contrast` from the paper) have
+    # lost this share of their print's contrast (median; 0: not looked for).
+    print_glare_loss: float = fitted("light.print_glare_loss")
+    print_glare_reach_mm: float = 60.0  # about a light-map cell: the spot the evening-out takes for light
+    print_glare_spaces: int = 4
+    print_glare_contrast: float = 30.0  # Lab units: white print is too near the paper to tell
 
 
 @dataclass(frozen=True)
@@ -226,7 +235,7 @@ class SeveralSettings:
     # A space seen from the side shows the cars' sides and leans them over the next lane: weighed
     # by the cosine of the angle from straight above, to this power.
     tilt_power: float = 2.0
-    glare_weight: float = 0.25  # a space under glare the light normalisation leaves
+    glare_weight: float = 0.25  # a space under glare (the light normalisation leaves it, or the print shows it)
     min_outline_weight: float = 0.1  # a photo whose outline is unsure (confidence 0) still counts a little
     # Each photo's evidence on a track also weighed by how surely that photo reads the track alone
     # (its doubt's confidence): a photo that doubts a track gives way to one that is sure of it.

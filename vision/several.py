@@ -80,8 +80,8 @@ def view_weights(trace: ReadingTrace, cfg: SeveralSettings = SeveralSettings()) 
         to_cam = np.column_stack([cam[:2] - centres_mm, np.full(n, cam[2])])
         cos_tilt = cam[2] / np.linalg.norm(to_cam, axis=1)
         w = w * cos_tilt ** cfg.tilt_power
-    if trace.lit.glare is not None:
-        w = np.where(trace.lit.glare, w * cfg.glare_weight, w)
+    if trace.evidence.glare is not None:
+        w = np.where(trace.evidence.glare, w * cfg.glare_weight, w)
     return w
 
 
@@ -130,7 +130,7 @@ def combine(reader: Reader, parts: list[PhotoPart], anchor: int | None = None) -
     share = share / np.maximum(share.sum(axis=0, keepdims=True), 1e-9)
     ll = (share[..., None] * lls).sum(axis=0)
     rows = reader.rows
-    glare = np.all(np.stack([p.trace.lit.glare for p in read]), axis=0)  # under glare in every photo
+    glare = np.all(np.stack([p.trace.evidence.glare for p in read]), axis=0)  # under glare in every photo
     # The flash photos' standard while every photo's flash fired; once one was taken without, the
     # usual one (each photo's share already follows how surely it reads each track).
     doubt = reader.doubt_settings(all(p.trace.view.flash_fired for p in read))

@@ -117,7 +117,7 @@ def test_each_photo_counts_where_it_sees_well(parts):
     trace = parts["a"].trace
     w = view_weights(trace)
     assert w.shape == (len(trace.lit.quads_px),) and np.all(w > 0) and np.all(w <= 1)
-    glared = replace(trace, lit=replace(trace.lit, glare=np.ones_like(trace.lit.glare)))
+    glared = replace(trace, evidence=replace(trace.evidence, glare=np.ones_like(trace.evidence.glare)))
     assert np.all(view_weights(glared) < w)
     unsure = replace(trace, view=replace(trace.view, location=replace(trace.view.location, confidence=0.3)))
     assert np.allclose(view_weights(unsure), 0.3 * w)

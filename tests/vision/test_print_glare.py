@@ -1,0 +1,77 @@
+"""Glare found by the print's lost contrast (`vision.light.print_glare`): light added over part of
+the board, once the paper is evened out, brings the print there toward the paper's grey; another
+print run, or a lamp's slope, does not."""
+import cv2
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from calibration.template import load_template
+from scoring.board import load_board
+from vision.light import print_glare
+from vision.read import Reader
+from vision.settings import LightSettings
+
+BOARD = load_board()
+QUADS_MM, TRACK_IDS, _ = load_template().all_spaces()
+CENTRES = np.asarray(QUADS_MM, float).mean(axis=1)
+PRINTED = np.array([BOARD.tracks[t].color for t in TRACK_IDS])
+# Where the reader starts: each space's print as the template measured it (Reader.printed_lab).
+START = Reader(use_classifier=False).printed_lab
+PAPER = 190.0  # the evened-out paper's grey (LightSettings.paper_level)
+CFG = LightSettings(print_glare_loss=0.3)
+
+
+def lab_to_bgr(lab: np.ndarray) -> np.ndarray:
+    return cv2.cvtColor(np.clip(lab, 0, 255).astype(np.uint8)[None], cv2.COLOR_LAB2BGR)[0].astype(float)
+
+
+def bgr_to_lab(bgr: np.ndarray) -> np.ndarray:
+    return cv2.cvtColor(np.clip(np.round(bgr), 0, 255).astype(np.uint8)[None], cv2.COLOR_BGR2LAB)[0].astype(float)
+
+
+def evened_out(print_bgr: np.ndarray, added: np.ndarray, gain: np.ndarray) -> np.ndarray:
+    """The print as the reader sees it: lit by `gain`, `added` light on top, then the paper (lit
+    and added to alike) divided back to its grey."""
+    return (print_bgr * gain[:, None] + added[:, None]) * PAPER / (PAPER * gain + added)[:, None]
+
+
+def spot(centre_mm, radius_mm: float, strength: float) -> np.ndarray:
+    return np.where(np.linalg.norm(CENTRES - np.asarray(centre_mm), axis=1) <= radius_mm, strength, 0.0)
+
+
+EMPTY = np.ones(len(CENTRES), bool)
+MIDDLE = CENTRES.mean(axis=0)
+
+
+def test_added_light_over_part_of_the_board_is_glare_there_and_nowhere_else():
+    radius, reach = 120.0, CFG.print_glare_reach_mm
+    lab = bgr_to_lab(evened_out(lab_to_bgr(START), spot(MIDDLE, radius, 400.0), np.ones(len(CENTRES))))
+    glare = print_glare(lab, START, PRINTED, EMPTY, CENTRES, CFG)
+    d = np.linalg.norm(CENTRES - MIDDLE, axis=1)
+    assert glare[d <= radius - reach].all()
+    assert not glare[d > radius + reach].any()
+
+
+def test_switched_off_it_finds_none():
+    lab = bgr_to_lab(evened_out(lab_to_bgr(START), spot(MIDDLE, 150.0, 400.0), np.ones(len(CENTRES))))
+    assert not print_glare(lab, START, PRINTED, EMPTY, CENTRES, LightSettings(print_glare_loss=0.0)).any()
+
+
+def test_tracks_read_as_cars_say_nothing():
+    lab = bgr_to_lab(evened_out(lab_to_bgr(START), spot(MIDDLE, 150.0, 400.0), np.ones(len(CENTRES))))
+    assert not print_glare(lab, START, PRINTED, np.zeros(len(CENTRES), bool), CENTRES, CFG).any()
+
+
+@settings(max_examples=25, deadline=None)
+@given(shift=st.lists(st.tuples(st.floats(-20, 20), st.floats(-12, 12), st.floats(-12, 12)), min_size=9, max_size=9),
+       slope=st.tuples(st.floats(-0.004, 0.004), st.floats(-0.004, 0.004)), fade=st.floats(0.0, 0.25))
+def test_another_print_run_under_a_lamps_slope_is_not_glare(shift, slope, fade):
+    """Each print colour moved (another run: hue, lightness), the whole print faded toward the
+    paper alike, and a lamp's slope across the board: no glare anywhere."""
+    names = sorted(set(PRINTED))
+    run = START + np.array([shift[names.index(c)] for c in PRINTED])
+    run = run + fade * (np.array([199.0, 128.0, 128.0]) - run)
+    gain = np.clip(1.0 + (CENTRES - MIDDLE) @ np.array(slope), 0.3, 2.0)
+    lab = bgr_to_lab(evened_out(lab_to_bgr(run), np.zeros(len(CENTRES)), gain))
+    assert not print_glare(lab, START, PRINTED, EMPTY, CENTRES, CFG).any()
