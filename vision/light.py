@@ -171,12 +171,14 @@ def print_glare(lab: np.ndarray, printed_lab: np.ndarray, printed: np.ndarray, e
 
     `lab` (N, 3): each space's colour where it is printed, on the evened-out board; `printed_lab`
     (N, 3): its print colour as the reader starts from; `printed` (N,): its print colour's name;
-    `empty` (N,): the spaces read empty; `centres_mm` (N, 2). Glare adds light, and the evening-out divides the paper back to its grey,
-    so under glare G on paper P the print keeps P / (P + G) of its contrast with the paper, where a
-    lamp's slope or a shadow (a gain) keeps all of it. Each print colour is first moved to this
-    photo's (the median over its empty spaces: another print run, the light's cast); then each
-    empty space's loss of contrast is measured along its print's way to the paper, and a space is
-    under glare where the median loss of the empty spaces around it passes the setting."""
+    `empty` (N,): the spaces read empty; `centres_mm` (N, 2).
+
+    Glare adds light, and the evening-out divides the paper back to its grey, so under glare G on
+    paper P the print keeps P / (P + G) of its contrast with the paper, where a lamp's slope or a
+    shadow (a gain) keeps all of it. Each print colour is first moved to this photo's (the median
+    over its empty spaces: another print run, the light's cast); then each empty space's loss of
+    contrast is measured along its print's way to the paper, and a space is under glare where the
+    median loss of the empty spaces around it passes the setting."""
     n = len(lab)
     out = np.zeros(n, bool)
     if cfg.print_glare_loss <= 0:
