@@ -67,6 +67,7 @@ class LightSettings:
     print_glare_reach_mm: float = 60.0  # about a light-map cell: the spot the evening-out takes for light
     print_glare_spaces: int = 4
     print_glare_contrast: float = 30.0  # Lab units: white print is too near the paper to tell
+    print_glare_colours: bool = True  # the colours read again with it (cars there mixed with white)
 
 
 @dataclass(frozen=True)

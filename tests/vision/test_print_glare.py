@@ -3,6 +3,7 @@ the board, once the paper is evened out, brings the print there toward the paper
 print run, or a lamp's slope, does not."""
 import cv2
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -75,3 +76,46 @@ def test_another_print_run_under_a_lamps_slope_is_not_glare(shift, slope, fade):
     gain = np.clip(1.0 + (CENTRES - MIDDLE) @ np.array(slope), 0.3, 2.0)
     lab = bgr_to_lab(evened_out(lab_to_bgr(run), np.zeros(len(CENTRES)), gain))
     assert not print_glare(lab, START, PRINTED, EMPTY, CENTRES, CFG).any()
+
+
+def test_a_broad_glare_on_a_rendered_photo_is_found_by_the_print_and_marks_the_tracks_there():
+    """A flash's broad glare, added in linear light over a rendered photo the phone exposed for it:
+    the evening-out takes it for light (the paper's glare finds nothing there), the print finds it
+    there and not far away, the colours there are read again and the tracks under it are doubtful;
+    switched off, it is not found."""
+    from dataclasses import replace
+
+    render = pytest.importorskip("vision.synth.render")
+    from vision.rectify import BOARD_MM
+    from vision.synth.positions import random_position
+
+    rng = np.random.default_rng(11)
+    photo = render.render_photo(rng, random_position(rng, BOARD), (1600, 1200))
+    to_photo = cv2.getPerspectiveTransform(
+        np.float32([[0, 0], [BOARD_MM[0], 0], [BOARD_MM[0], BOARD_MM[1]], [0, BOARD_MM[1]]]),
+        np.float32(photo.corners_xy))
+    h, w = photo.image_bgr.shape[:2]
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    board_pt = cv2.perspectiveTransform(np.stack([xx, yy], -1).reshape(-1, 1, 2), np.linalg.inv(to_photo))
+    spot_mm = np.array([450.0, 330.0])
+    r = np.linalg.norm(board_pt.reshape(h, w, 2) - spot_mm, axis=-1)
+    lin = 0.55 * (photo.image_bgr / 255.0) ** 2.2 + (0.5 * np.exp(-(r / 110.0) ** 2))[..., None]
+    glared = np.clip(lin ** (1 / 2.2) * 255, 0, 255).astype(np.uint8)
+
+    reader = Reader()
+    trace = reader.trace(glared, "broad glare")
+    d = np.linalg.norm(reader.centres_mm - spot_mm, axis=1)
+    near, far = d < 60, d > 250
+    assert not trace.lit.glare[near].any()  # what the paper alone would miss
+    assert trace.evidence.glare[near].mean() >= 2 / 3 and not trace.evidence.glare[far].any()
+    under = [t for t in trace.tracks if trace.evidence.glare[reader.rows[t.track_id]].all()]
+    assert under and all(t.doubtful for t in under)
+
+    s = reader.settings
+    off = Reader(settings=replace(s, light=replace(s.light, print_glare_loss=0.0))).trace(glared, "broad glare")
+    assert np.array_equal(off.evidence.glare, off.lit.glare)
+    # The colours read again there, cars under it allowed to be mixed with the light's white.
+    marks_only = Reader(settings=replace(s, light=replace(s.light, print_glare_colours=False))).trace(glared, "g")
+    assert np.array_equal(marks_only.evidence.glare, trace.evidence.glare)
+    g = trace.evidence.glare & ~trace.lit.glare
+    assert not np.allclose(marks_only.evidence.sources["colour"][g], trace.evidence.sources["colour"][g])
