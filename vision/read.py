@@ -215,29 +215,6 @@ class Reader:
             if check is not None and s.colour.learns_from_check:
                 teachers.append(check)
             learn_from = fuse(others + teachers)
-        parts, names, probs = self._refined(lit, samples, first, check, others, learn_from, against)
-        ll = fuse(parts)
-        glare = self.glare(lit.glare, samples.printed.lab, ll)
-        if s.light.print_glare_colours and glare is not None and np.any(glare & ~self._glared(lit)):
-            # Glare the print shows washes the cars under it out as the paper's glare does: the
-            # colours read again, letting cars there be mixed with the light's white.
-            parts, names, probs = self._refined(replace(lit, glare=glare), samples, first, check, others, learn_from,
-                                                against)
-            ll = fuse(parts)
-        sources = {name: ll_w * w for name, (ll_w, w) in zip(names, parts)}
-        evidence = SpaceEvidence(lit.quads_px, self.track_ids, samples.printed.lab, ll, space_probs(ll), probs,
-                                 glare, sources)
-        return samples, first, evidence
-
-    @staticmethod
-    def _glared(lit: LitBoard) -> np.ndarray:
-        return np.zeros(len(lit.quads_px), bool) if lit.glare is None else np.asarray(lit.glare, bool)
-
-    def _refined(self, lit: LitBoard, samples: SpaceSamples, first: np.ndarray | None, check, others: list,
-                 learn_from: np.ndarray | None, against: AgainstCalibration | None) -> tuple[list, list, np.ndarray]:
-        """colour -> refine (the net's second look, lanes alone) -> the parts to fuse, their names
-        and the net's answers."""
-        s = self.settings
         parts = [(self._colour(lit, samples, against, learn_from), s.fuse.colour)] + others
         names = ["colour"] + (["change"] if against is not None else [])
         probs = first
@@ -253,7 +230,22 @@ class Reader:
             if check is not None:
                 parts.append(check)
                 names.append("occupancy")
-        return parts, names, probs
+        ll = fuse(parts)
+        glare = self.glare(lit.glare, samples.printed.lab, ll)
+        if s.light.print_glare_colours and glare is not None and np.any(glare & ~self._glared(lit)):
+            # Glare the print shows washes the cars under it out as the paper's glare does: the
+            # colours read again, letting cars there be mixed with the light's white (the net's
+            # answers, refined already, kept).
+            parts[0] = (self._colour(replace(lit, glare=glare), samples, against, learn_from), s.fuse.colour)
+            ll = fuse(parts)
+        sources = {name: ll_w * w for name, (ll_w, w) in zip(names, parts)}
+        evidence = SpaceEvidence(lit.quads_px, self.track_ids, samples.printed.lab, ll, space_probs(ll), probs,
+                                 glare, sources)
+        return samples, first, evidence
+
+    @staticmethod
+    def _glared(lit: LitBoard) -> np.ndarray:
+        return np.zeros(len(lit.quads_px), bool) if lit.glare is None else np.asarray(lit.glare, bool)
 
     def _printed_lab(self, printed: np.ndarray) -> np.ndarray:
         """(N, 3) each space's print colour as the template measured it (the art under a track
