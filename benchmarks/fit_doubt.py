@@ -115,7 +115,7 @@ def truth_per_track(truth: dict, reader: Reader, owners_read: list) -> np.ndarra
 def read_one(reader: Reader, path: Path) -> dict:
     trace = reader.trace_path(str(path))
     ev = trace.evidence
-    return {"loglik": ev.loglik, "probs": ev.probs, "lab": ev.lab, "glare": ev.glare, "paper_glare": trace.lit.glare,
+    return {"loglik": ev.loglik, "probs": ev.probs, "lab": ev.lab, "paper_glare": trace.lit.glare,
             "warnings": np.array(json.dumps([str(w) for w in trace.view.warnings])),
             "owners_read": np.array([SPACE_CLASSES.index(t.owner or "empty") for t in trace.tracks])}
 
@@ -145,11 +145,12 @@ def collect(folder: Path, cache: Path, reader: Reader | None = None) -> list[Pat
     return out
 
 # -- the fit -----------------------------------------------------------------------------------
-def track_rows(cached: list[Path], cfg: DoubtSettings = DoubtSettings(),
-               decide_cfg: DecideSettings = DecideSettings(), light: LightSettings | None = None,
-               reader: Reader | None = None) -> dict[str, np.ndarray]:
-    """Per track of every cached photo: photo, state, played, margin, length, kind, wrong; with
-    `light` (and its `reader`), the glare found again under those settings (`Reader.glare`)."""
+def track_rows(cached: list[Path], reader: Reader, cfg: DoubtSettings = DoubtSettings(),
+               decide_cfg: DecideSettings = DecideSettings(), light: LightSettings | None = None
+               ) -> dict[str, np.ndarray]:
+    """Per track of every cached photo: photo, state, played, margin, length, kind, wrong; the
+    glare found again from the cache (`Reader.glare`) under `light` (default: the reader's), so one
+    cache serves any glare setting."""
     board = load_board()
     track_ids = load_template().all_spaces().track_ids
     cols = defaultdict(list)
@@ -157,7 +158,7 @@ def track_rows(cached: list[Path], cfg: DoubtSettings = DoubtSettings(),
         d = np.load(path)
         if "paper_glare" not in d:
             raise SystemExit(f"{path}: cached before the paper's glare was kept; delete the cache and run again")
-        glare = d["glare"] if light is None else reader.glare(d["paper_glare"], d["lab"], d["loglik"], light)
+        glare = reader.glare(d["paper_glare"], d["lab"], d["loglik"], light)
         per_track = [d["loglik"][track_ids == t.id] for t in board.tracks]
         decision = decide(per_track, board, decide_cfg)
         scores, choice = decision.scores, decision.choice
@@ -245,12 +246,12 @@ def fit_print_glare(cached: list[Path], cfg: DoubtSettings, reader: Reader) -> f
     whose glare adds at most PRINT_GLARE_BUDGET checks a played photo of `cached` to those the
     doubt `cfg` marks without it."""
     light = reader.settings.light
-    before = track_rows(cached, cfg, light=replace(light, print_glare_loss=0.0), reader=reader)
+    before = track_rows(cached, reader, cfg, light=replace(light, print_glare_loss=0.0))
     base = marked(before, cfg)
     n_played = max(len(set(before["photo"][before["played"]])), 1)
     chosen = 0.0
     for loss in np.arange(2.0, 0.0, -0.05):
-        rows = track_rows(cached, cfg, light=replace(light, print_glare_loss=float(loss)), reader=reader)
+        rows = track_rows(cached, reader, cfg, light=replace(light, print_glare_loss=float(loss)))
         added = marked(rows, cfg) & ~base & rows["played"]
         if added.sum() / n_played > PRINT_GLARE_BUDGET:
             break
@@ -338,8 +339,8 @@ def main(argv=None) -> int:
         print(f"print_glare_loss={loss} on {len(fit_paths)} photos (shipped {reader.settings.light.print_glare_loss})")
         for d in args.fit + args.check:
             for label, value in (("fitted", loss), ("none", 0.0)):
-                rows = track_rows(cached[d], shipped, light=replace(reader.settings.light, print_glare_loss=value),
-                                  reader=reader)
+                rows = track_rows(cached[d], reader, shipped,
+                                  light=replace(reader.settings.light, print_glare_loss=value))
                 print(f"{d} (print glare {label}):")
                 report(Path(d).name, rows, shipped)
         if args.write:
@@ -348,11 +349,10 @@ def main(argv=None) -> int:
                          data=f"{len(fit_paths)} photos of {', '.join(Path(d).name for d in args.fit)}: the lowest "
                               f"loss that adds at most {PRINT_GLARE_BUDGET:g} check a played photo")
         return 0
-    light = reader.settings.light  # the glare found again from the cache: one cache serves any glare setting
-    fit_rows = track_rows([p for d in args.fit for p in cached[d]], shipped, light=light, reader=reader)
+    fit_rows = track_rows([p for d in args.fit for p in cached[d]], reader, shipped)
     budget_rows = None
     if args.budget_on:
-        budget_rows = track_rows([p for d in args.budget_on for p in cached[d]], shipped, light=light, reader=reader)
+        budget_rows = track_rows([p for d in args.budget_on for p in cached[d]], reader, shipped)
     fitted = fit(fit_rows, shipped, budget_rows, FLASH_DOUBT_BUDGET if args.flash else DOUBT_BUDGET,
                  hard=args.flash or args.hard)
     g = fit_rows["glared"]
@@ -367,7 +367,7 @@ def main(argv=None) -> int:
     if not same:
         print("the fit differs from the shipped DoubtSettings: each folder is shown with both")
     for d in args.fit + args.check:
-        rows = track_rows(cached[d], shipped, light=light, reader=reader)
+        rows = track_rows(cached[d], reader, shipped)
         role = "fit" if d in args.fit else "check"
         for label, cfg in (("shipped", shipped),) if same else (("fitted", fitted), ("shipped", shipped)):
             print(f"{role} {d} ({label}):")

@@ -117,7 +117,7 @@ class Reader:
                                   np.asarray(self.board.double_ids)[self.track_ids])
         self.colour = ColourModel(self.settings.colour)
         self.rows = [np.flatnonzero(self.track_ids == t.id) for t in self.board.tracks]  # each track's spaces
-        self.centres_mm = np.asarray(self.quads_mm, float).mean(axis=1)
+        self.centres_mm = self.template.space_centers()[0]
         self.printed_lab = self._printed_lab(printed)
 
     # -- the photo's way through ----------------------------------------------------------------
@@ -250,10 +250,10 @@ class Reader:
     def _printed_lab(self, printed: np.ndarray) -> np.ndarray:
         """(N, 3) each space's print colour as the template measured it (the art under a track
         lightens or darkens its print), else its colour's start (`ColourSettings.printed_lab`)."""
-        by_id = {t.id: t.space_colors_lab for t in self.template.tracks}
-        if any(by_id.get(int(t)) is None for t in np.unique(self.track_ids)):
+        labs = [t.space_colors_lab for t in self.template.tracks]  # in `all_spaces` order
+        if any(lab is None for lab in labs):
             return np.array([self.colour.printed_lab[c] for c in printed])
-        return np.array([by_id[int(t)][int(i)] for t, i in zip(self.track_ids, self.index)], float)
+        return np.concatenate(labs).astype(float)
 
     def glare(self, paper_glare: np.ndarray | None, lab: np.ndarray, loglik: np.ndarray,
               light: LightSettings | None = None) -> np.ndarray | None:
