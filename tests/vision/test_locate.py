@@ -6,9 +6,13 @@ warped into a photo by a random but seeded homography over wood, dark floor or c
 """
 from __future__ import annotations
 
+import dataclasses
+
 import cv2
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from ttr_testing import corner_error_pct
 
 from scoring.board import load_board
@@ -257,3 +261,21 @@ def test_quality_warnings():
     assert MSG_BLUR in photo_warnings(blurred, loc)
     small_photo, small_truth = synthetic_photo(6, turn_deg=0, fill=0.35, kind="wood")
     assert MSG_SMALL in photo_warnings(small_photo, BoardLocation(small_truth, 0, 1.0))
+
+
+@given(w=st.integers(32, 9000), h=st.integers(32, 9000), ppm=st.floats(0.1, 2.0))
+def test_the_search_looks_for_a_board_of_the_smallest_scale_in_any_photo(w, h, ppm):
+    """`outline.for_photo`: the shares the board and its band's blobs must cover are lowered, in
+    proportion, exactly where a board seen at `ppm` covers less than the usual quad share."""
+    from vision.locate.config import OutlineConfig
+    from vision.locate.outline import for_photo
+
+    cfg = OutlineConfig()
+    got = for_photo(cfg, (h, w, 3), ppm).quads
+    board_share = BOARD_MM[0] * BOARD_MM[1] * ppm ** 2 / (w * h)
+    assert got.min_quad_share == pytest.approx(min(cfg.quads.min_quad_share, board_share))
+    r = got.min_quad_share / cfg.quads.min_quad_share
+    assert got.min_seed_share == pytest.approx(cfg.quads.min_seed_share * r)
+    assert got.min_blob_share == pytest.approx(cfg.quads.min_blob_share * r)
+    assert dataclasses.replace(got, min_quad_share=0, min_seed_share=0, min_blob_share=0) == dataclasses.replace(
+        cfg.quads, min_quad_share=0, min_seed_share=0, min_blob_share=0)

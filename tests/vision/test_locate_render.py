@@ -62,3 +62,26 @@ def test_a_board_on_a_wooden_table_in_warm_light_is_found():
     loc = locate_board(photo.image_bgr)
     t = np.asarray(photo.corners_xy, float)
     assert np.linalg.norm(loc.corners_xy - t, axis=1).mean() / np.linalg.norm(t[0] - t[2]) < 0.005
+
+
+def test_a_board_small_in_a_large_photo_is_found():
+    """A 12-megapixel photo with the board turned and covering under `QuadConfig.min_quad_share` of
+    it, yet seen finer than the city dots need (`LocateConfig.min_px_per_mm`): such a board is as
+    readable as one filling a 1008 x 756 photo, so it must be found, not left out as a speck."""
+    from vision.locate import LocateConfig, locate_board
+    from vision.rectify import photo_px_per_mm
+    from vision.synth.camera import random_camera
+
+    cfg = LocateConfig()
+    size = (4032, 3024)
+    rng = np.random.default_rng(44)
+    camera = random_camera(rng, size, fill=0.3, tilt_deg=5.0, turn_deg=90.0)
+    photo = render.render_photo(rng, {"red": [0, 5, 9], "blue": [12, 60]}, size_wh=size, camera=camera)
+    t = np.asarray(photo.corners_xy, float)
+    # Else this test would not test what it says: small in the frame, fine enough for the dots.
+    x, y = t[:, 0], t[:, 1]
+    area = 0.5 * abs(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1)))
+    assert area < cfg.outline.quads.min_quad_share * size[0] * size[1]
+    assert photo_px_per_mm(t) >= cfg.min_px_per_mm
+    loc = locate_board(photo.image_bgr)
+    assert np.linalg.norm(loc.corners_xy - t, axis=1).mean() / np.linalg.norm(t[0] - t[2]) < 0.005

@@ -19,9 +19,10 @@ The stages, each its own module:
    a city can outshine its dot);
 3. find again (`printed`): when the colour outline is not confirmed, the board's print is matched
    (SIFT features against the packaged reference of the empty board, MAGSAC), its sides refined
-   as in 1, and checked as in 2; then every colour outline, not only the first clean one; last,
+   as in 1, and checked as in 2; then every colour outline, not only the first clean one; then
    the print again with every feature of the photo (a checked cloth's corners fill the first
-   match's budget);
+   match's budget); last, in a large photo, the colour outlines of a board small in the frame yet
+   seen finer than the dots need (`outline.for_photo`);
 4. choose: the first outline the dots confirm and would move by less than `consistent_mm` stands
    as found. An outline some dots agree with is put right by them (their homography) and checked
    afresh, up to `corrections` times;
@@ -173,6 +174,16 @@ def _outlines(img, small, scale, outlines, ref, cfg):
     m = printed.match_board(small, ref, dataclasses.replace(cfg.match, features=cfg.match.last_features))
     if m is not None:
         yield (m.corners_xy + 0.5) / scale - 0.5, "print, every feature", False
+    # In a large photo a board small in the frame may still be seen finer than the dots need, yet
+    # be left out as a speck by the search's shares of the photo: looked for last, so that it costs
+    # nothing where the board fills the frame (`outline.for_photo`).
+    wider = outline.for_photo(cfg.outline, img.shape, cfg.min_px_per_mm)
+    if wider != cfg.outline:
+        more, _ = outline.find_outlines(img, small, scale, exhaustive=True, cfg=wider)
+        for cand in more[:cfg.max_outlines]:
+            if not any(np.allclose(cand.corners, c, atol=2.0) for c in tried):
+                tried.append(cand.corners)
+                yield outline.board_order(small, scale, cand.corners, cfg.outline, cfg.dots), "colour, small", True
 
 
 def _confirm(img, small, scale, corners_xy, source, cfg, refined: bool = False) -> list[_Found]:

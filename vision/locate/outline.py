@@ -96,6 +96,22 @@ def find_outlines(img: np.ndarray, small: np.ndarray, scale: float, exhaustive: 
     return sorted((c for c in tried if c.quality >= cfg.min_quality), key=lambda c: -c.quality), cut
 
 
+def for_photo(cfg: OutlineConfig, photo_hw, smallest_px_per_mm: float) -> OutlineConfig:
+    """`cfg` for a photo of `photo_hw` pixels: where a board seen at `smallest_px_per_mm` covers less
+    than `QuadConfig.min_quad_share` of the photo (a large photo), the shares of its area that the
+    board and its band's blobs must cover are lowered in proportion, so that such a board is looked
+    at rather than left out as a speck."""
+    h, w = photo_hw[:2]
+    smallest = BOARD_MM[0] * BOARD_MM[1] * smallest_px_per_mm ** 2
+    r = smallest / (cfg.quads.min_quad_share * w * h)
+    if r >= 1.0:
+        return cfg
+    q = cfg.quads
+    quads = dataclasses.replace(q, min_quad_share=q.min_quad_share * r, min_seed_share=q.min_seed_share * r,
+                                min_blob_share=q.min_blob_share * r)
+    return dataclasses.replace(cfg, quads=quads)
+
+
 def board_order(small: np.ndarray, scale: float, corners: np.ndarray, cfg: OutlineConfig = OutlineConfig(),
                 dots: DotConfig = DotConfig()) -> np.ndarray:
     """`corners` (photo pixels, clockwise on screen, any start) rolled to the board's own order
