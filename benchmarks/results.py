@@ -23,7 +23,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from ablate import board_views, cell, held_out_checks, read_set, summary  # noqa: E402 (this folder)
 from labelled import session_of  # noqa: E402
 
+from vision.locate import LocateConfig  # noqa: E402
 from vision.read import Reader  # noqa: E402
+from vision.rectify import photo_px_per_mm  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -34,6 +36,14 @@ def commit() -> str:
                               check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "?"
+
+
+def too_small(views) -> set[str]:
+    """The photos refused (no view) whose board, by its true corners, is seen coarser than the city
+    dots need (`LocateConfig.min_px_per_mm`)."""
+    bound = LocateConfig().min_px_per_mm
+    return {name for name, truth, view in views
+            if view is None and truth.get("corners") and photo_px_per_mm(truth["corners"]) < bound}
 
 
 def main(argv=None) -> int:
@@ -59,14 +69,20 @@ def main(argv=None) -> int:
              f"Measured at {commit()} on {datetime.date.today().isoformat()} by `python3 benchmarks/results.py "
              + " ".join(argv if argv is not None else sys.argv[1:]) + "`. A refused photo counts all its tracks "
              "wrong; \"unmarked\" is a track read wrong and not marked doubtful; \"doubtful\" is per played "
-             "photo.", "", "| set | made by | tracks right, exact photos, doubt |", "|---|---|---|"]
+             "photo. The last column sets aside the photos refused whose board is seen coarser than the city "
+             f"dots need ({LocateConfig().min_px_per_mm} px/mm by the true corners): refusing those is what a "
+             "photo too small to read should get.", "",
+             "| set | made by | tracks right, exact photos, doubt | without boards refused as too small |",
+             "|---|---|---|---|"]
     dev_rows = None
     for name, folder, made in sets:
         views = board_views(Path(folder), Path(args.cache) / Path(folder).resolve().name, reader)
         rows = read_set(reader, views, checks)
         if folder == args.dev:
             dev_rows = rows
-        lines.append(f"| {name} | {made} | {cell(summary(rows))} |")
+        small = too_small(views)
+        rest = cell(summary([r for r in rows if r["name"] not in small])) if small else "the same"
+        lines.append(f"| {name} | {made} | {cell(summary(rows))} | {rest} |")
     if dev_rows:
         lines += ["", "The development photos per session, each a fold left out (the net learnt from renders "
                   "only, the fitted settings on renders, and with --held-out-checks the car-or-print check without "

@@ -148,3 +148,24 @@ def test_bench_detect_measures_the_readers_own_peak_memory_not_its_parents(tmp_p
     _, peak = bench_detect.run_detect(["--json", str(tmp_path / "no_such_photo.jpg")])
     assert held.sum() == held.size
     assert 20 < peak < 400
+
+
+def test_results_sets_aside_only_refused_boards_too_small_for_the_dots():
+    """`results.too_small`: a refused photo whose board, by its true corners, is coarser than the
+    city dots need; not a refused board that was large enough, nor one that was read."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from results import too_small
+
+    from vision.locate import LocateConfig
+    from vision.rectify import BOARD_MM
+
+    def corners(px_per_mm):
+        w, h = BOARD_MM[0] * px_per_mm, BOARD_MM[1] * px_per_mm
+        return [[0, 0], [w, 0], [w, h], [0, h]]
+
+    bound = LocateConfig().min_px_per_mm
+    views = [("tiny.jpg", {"corners": corners(bound * 0.9)}, None),
+             ("large.jpg", {"corners": corners(bound * 1.1)}, None),
+             ("read.jpg", {"corners": corners(bound * 0.5)}, object()),
+             ("no board.jpg", {"corners": None}, None)]
+    assert too_small(views) == {"tiny.jpg"}
