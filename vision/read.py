@@ -35,7 +35,7 @@ from vision.evidence.net import load_classifier, load_occupancy
 from vision.fuse import SpaceEvidence, fuse, space_probs
 from vision.image_io import load_photo, read_header
 from vision.light import LitBoard, light_board, print_glare
-from vision.locate import locate_board, scale_location
+from vision.locate import BoardMirrored, BoardNotFound, locate_board, scale_location
 from vision.quality import MSG_FLASH, photo_warnings
 from vision.reading import PLAYER_COLORS, BoardLocation, Notice, Reading, TrackReading
 from vision.rectify import camera_position, flatten, photo_px_per_mm
@@ -131,11 +131,19 @@ class Reader:
 
     def view_path(self, path: str) -> BoardView:
         """Load a photo file (EXIF applied; a large JPEG decoded reduced), locate and flatten its
-        board; the location is in the photo file's pixels."""
+        board; the location is in the photo file's pixels. Where the reduced photo shows no board,
+        the photo at full size is tried: the reduction assumes a board filling the frame, and a
+        board small in a large photo may need every pixel for its outline and city dots."""
         header = read_header(path)
         w, h = header.size_wh
-        img = load_photo(path, reduce=decode_reduction(w, h))
-        view = self.view(img, scale_to_photo=w / img.shape[1])
+        reduce = decode_reduction(w, h)
+        img = load_photo(path, reduce=reduce)
+        try:
+            view = self.view(img, scale_to_photo=w / img.shape[1])
+        except BoardNotFound as e:
+            if reduce == 1 or isinstance(e, BoardMirrored):
+                raise
+            view = self.view(load_photo(path))
         if header.flash_fired:
             view = replace(view, warnings=(*view.warnings, MSG_FLASH), flash_fired=True)
         return view

@@ -64,11 +64,12 @@ def test_a_board_on_a_wooden_table_in_warm_light_is_found():
     assert np.linalg.norm(loc.corners_xy - t, axis=1).mean() / np.linalg.norm(t[0] - t[2]) < 0.005
 
 
-def test_a_board_small_in_a_large_photo_is_found():
+@pytest.fixture(scope="module")
+def small_in_large():
     """A 12-megapixel photo with the board turned and covering under `QuadConfig.min_quad_share` of
-    it, yet seen finer than the city dots need (`LocateConfig.min_px_per_mm`): such a board is as
-    readable as one filling a 1008 x 756 photo, so it must be found, not left out as a speck."""
-    from vision.locate import LocateConfig, locate_board
+    it, yet seen finer than the city dots need (`LocateConfig.min_px_per_mm`): as readable as a
+    board filling a 1008 x 756 photo."""
+    from vision.locate import LocateConfig
     from vision.rectify import photo_px_per_mm
     from vision.synth.camera import random_camera
 
@@ -78,10 +79,34 @@ def test_a_board_small_in_a_large_photo_is_found():
     camera = random_camera(rng, size, fill=0.3, tilt_deg=5.0, turn_deg=90.0)
     photo = render.render_photo(rng, {"red": [0, 5, 9], "blue": [12, 60]}, size_wh=size, camera=camera)
     t = np.asarray(photo.corners_xy, float)
-    # Else this test would not test what it says: small in the frame, fine enough for the dots.
+    # Else the tests below would not test what they say: small in the frame, fine enough for the dots.
     x, y = t[:, 0], t[:, 1]
     area = 0.5 * abs(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1)))
     assert area < cfg.outline.quads.min_quad_share * size[0] * size[1]
     assert photo_px_per_mm(t) >= cfg.min_px_per_mm
-    loc = locate_board(photo.image_bgr)
-    assert np.linalg.norm(loc.corners_xy - t, axis=1).mean() / np.linalg.norm(t[0] - t[2]) < 0.005
+    return photo
+
+
+def _off(found, truth) -> float:
+    t = np.asarray(truth, float)
+    return float(np.linalg.norm(np.asarray(found) - t, axis=1).mean() / np.linalg.norm(t[0] - t[2]))
+
+
+def test_a_board_small_in_a_large_photo_is_found(small_in_large):
+    """The colour outline's search is not left to the shares that suit a board filling the frame."""
+    from vision.locate import locate_board
+
+    loc = locate_board(small_in_large.image_bgr)
+    assert _off(loc.corners_xy, small_in_large.corners_xy) < 0.005
+
+
+def test_a_photo_file_with_a_board_small_in_it_is_located_at_full_size(small_in_large, tmp_path):
+    """A large JPEG is decoded reduced, which suits a board filling the frame; where the reduced photo
+    shows no board, the reader looks at the photo at full size."""
+    from vision.read import Reader, decode_reduction
+
+    path = tmp_path / "small_in_large.jpg"
+    path.write_bytes(small_in_large.jpeg)
+    assert decode_reduction(4032, 3024) > 1  # else this would not test the second look
+    view = Reader(use_classifier=False).view_path(str(path))
+    assert _off(view.location.corners_xy, small_in_large.corners_xy) < 0.005
