@@ -169,3 +169,12 @@ def test_results_sets_aside_only_refused_boards_too_small_for_the_dots():
              ("read.jpg", {"corners": corners(bound * 0.5)}, object()),
              ("no board.jpg", {"corners": None}, None)]
     assert too_small(views) == {"tiny.jpg"}
+
+
+def test_locate_sets_gives_each_photo_a_verdict(renders, tmp_path):
+    rows = tmp_path / "rows.json"
+    r = _run([str(ROOT / "benchmarks" / "locate_sets.py"), str(renders), "--rows", str(rows)], cwd=tmp_path)
+    line = [x for x in r.stdout.splitlines() if "SUMMARY" in x]
+    assert len(line) == 1 and "photos=3" in line[0], r.stdout
+    verdicts = json.loads(rows.read_text())[renders.name]
+    assert len(verdicts) == 3 and all(v == "right" or v.startswith(("refused", "wrong")) for v in verdicts.values())
