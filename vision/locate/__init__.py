@@ -165,11 +165,7 @@ def _outlines(img, small, scale, outlines, ref, cfg):
     if m is not None:
         yield (m.corners_xy + 0.5) / scale - 0.5, "print", False
     # The clean colour fit was the table's: every candidate, not only the first clean one.
-    more, _ = outline.find_outlines(img, small, scale, exhaustive=True, cfg=cfg.outline)
-    for cand in more[:cfg.max_outlines]:
-        if not any(np.allclose(cand.corners, c, atol=2.0) for c in tried):
-            tried.append(cand.corners)
-            yield outline.board_order(small, scale, cand.corners, cfg.outline, cfg.dots), "colour", True
+    yield from _every_outline(img, small, scale, cfg.outline, tried, cfg, "colour")
     # A patterned table's features crowd the print's out of the first match: all of them, at last.
     m = printed.match_board(small, ref, dataclasses.replace(cfg.match, features=cfg.match.last_features))
     if m is not None:
@@ -179,11 +175,17 @@ def _outlines(img, small, scale, outlines, ref, cfg):
     # nothing where the board fills the frame (`outline.for_photo`).
     wider = outline.for_photo(cfg.outline, img.shape, cfg.min_px_per_mm)
     if wider != cfg.outline:
-        more, _ = outline.find_outlines(img, small, scale, exhaustive=True, cfg=wider)
-        for cand in more[:cfg.max_outlines]:
-            if not any(np.allclose(cand.corners, c, atol=2.0) for c in tried):
-                tried.append(cand.corners)
-                yield outline.board_order(small, scale, cand.corners, cfg.outline, cfg.dots), "colour, small", True
+        yield from _every_outline(img, small, scale, wider, tried, cfg, "colour, small")
+
+
+def _every_outline(img, small, scale, search: OutlineConfig, tried: list, cfg, source: str):
+    """(corners in board order, `source`, sides refined) of the best `cfg.max_outlines` colour outlines
+    the exhaustive `search` finds, but those in `tried` (which each one joins)."""
+    more, _ = outline.find_outlines(img, small, scale, exhaustive=True, cfg=search)
+    for cand in more[:cfg.max_outlines]:
+        if not any(np.allclose(cand.corners, c, atol=2.0) for c in tried):
+            tried.append(cand.corners)
+            yield outline.board_order(small, scale, cand.corners, cfg.outline, cfg.dots), source, True
 
 
 def _confirm(img, small, scale, corners_xy, source, cfg, refined: bool = False) -> list[_Found]:
