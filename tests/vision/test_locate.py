@@ -178,6 +178,26 @@ def test_board_on_a_table_as_red_brown_as_its_band(seed):
     assert np.argmin(np.linalg.norm(truth - loc.corners_xy[0], axis=1)) == 0
 
 
+@pytest.mark.parametrize("seed,kind", [(21, "cherry"), (3, "wood"), (5, "cloth")])
+def test_the_map_cut_from_the_table_and_stepped_out_is_the_board(seed, kind):
+    """`outline.cut_map_quads`: the map parted from the table by the photo's own colours, a band's
+    width added all round, is the board (any corner first, either way round), before any refitting;
+    `outline.refine_from_map` then fits it on the photo's pixels."""
+    from vision.locate import LocateConfig, outline
+    from vision.rectify import shrink
+
+    photo, truth = synthetic_photo(seed, kind=kind)
+    small, scale = shrink(photo, LocateConfig().work_side)
+    quads = [(q + 0.5) / scale - 0.5 for q in outline.cut_map_quads(small)]
+
+    def off(q):
+        return min(corner_error_pct(np.roll(c, k, axis=0), truth) for c in (q, q[::-1]) for k in range(4))
+
+    assert quads and min(off(q) for q in quads) < 0.5
+    best = min(quads, key=off)
+    assert off(outline.refine_from_map(photo, best)) < 0.25
+
+
 @pytest.mark.parametrize("kind", ["wood", "dark", "cloth", "cherry"])
 def test_no_board_raises_board_not_found(kind):
     bg = background(np.random.default_rng(1), (1000, 750), kind)

@@ -64,6 +64,24 @@ def test_a_board_on_a_wooden_table_in_warm_light_is_found():
     assert np.linalg.norm(loc.corners_xy - t, axis=1).mean() / np.linalg.norm(t[0] - t[2]) < 0.005
 
 
+def test_a_board_on_wood_the_colour_of_its_band_in_another_home_is_found():
+    """`ttr render --world varied --seed 4545 --start 6 --count 1`: another copy of the board on a
+    wooden table of its band's colour, in light that leaves no colour outline and no pale map to
+    the fixed colour limits; the map cut from the table by the photo's own colours finds it."""
+    from app.commands.render import WORLD_STREAM
+    from scoring.board import load_board
+    from vision.locate import locate_board
+    from vision.synth.positions import random_position
+    from vision.synth.world import random_world
+
+    rng = np.random.default_rng([4545, 6])
+    rng.random()  # the CLI's draw for an empty board, so the random stream matches the photo's
+    claims = random_position(rng, load_board(), None)
+    world = random_world([4545, 6, WORLD_STREAM], render.default_model().printed_bgr, None, False)
+    photo = render.render_photo(rng, claims, world.phone.size_wh, world=world)
+    assert _off(locate_board(photo.image_bgr).corners_xy, photo.corners_xy) < 0.005
+
+
 @pytest.fixture(scope="module")
 def small_in_large():
     """A 12-megapixel photo with the board turned and covering under `QuadConfig.min_quad_share` of

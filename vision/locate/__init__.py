@@ -21,8 +21,9 @@ The stages, each its own module:
    (SIFT features against the packaged reference of the empty board, MAGSAC), its sides refined
    as in 1, and checked as in 2; then every colour outline, not only the first clean one; then
    the print again with every feature of the photo (a checked cloth's corners fill the first
-   match's budget); last, in a large photo, the colour outlines of a board small in the frame yet
-   seen finer than the dots need (`outline.for_photo`);
+   match's budget); then, in a large photo, the colour outlines of a board small in the frame yet
+   seen finer than the dots need (`outline.for_photo`); last, the map cut from the table by this
+   photo's own colours of the two (`outline.cut_map_quads`: a table of the band's colour);
 4. choose: the first outline the dots confirm and would move by less than `consistent_mm` stands
    as found. An outline some dots agree with is put right by them (their homography) and checked
    afresh, up to `corrections` times;
@@ -176,6 +177,15 @@ def _outlines(img, small, scale, outlines, ref, cfg):
     wider = outline.for_photo(cfg.outline, img.shape, cfg.min_px_per_mm)
     if wider != cfg.outline:
         yield from _every_outline(img, small, scale, wider, tried, cfg, "colour, small")
+    # Last (a second or two): the map cut from a table of the band's own colour by this photo's
+    # colours of map and table (`outline.cut_map_quads`), its edge refitted on the photo.
+    for q in outline.cut_map_quads(small, cfg.outline):
+        corners = (q + 0.5) / scale - 0.5
+        refitted = outline.refine_from_map(img, corners, cfg.outline)
+        corners = corners if refitted is None else refitted
+        if not any(np.allclose(corners, c, atol=2.0) for c in tried):
+            tried.append(corners)
+            yield outline.board_order(small, scale, corners, cfg.outline, cfg.dots), "map cut", False
 
 
 def _every_outline(img, small, scale, search: OutlineConfig, tried: list, cfg, source: str):

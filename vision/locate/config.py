@@ -186,6 +186,12 @@ class OutlineConfig:
     # weighted by `turn_shape_weight` (they break near-ties).
     turn_slack_px: int = 5
     turn_shape_weight: float = 0.02
+    # Last of all (`outline.cut_map_quads`): the map cut from the table by OpenCV's GrabCut, seeded
+    # with the pale part, on the photo reduced to `cut_side_px` on its long side, `cut_iterations`
+    # rounds; the frame's outer `cut_frame_px` pixels are table.
+    cut_side_px: int = 400
+    cut_iterations: int = 4
+    cut_frame_px: int = 3
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ from scoring.board import load_board
 from vision.config import BYTE_MAX, CHANNELS, CORNERS, EPS, HUE_RANGE, MAD_TO_SIGMA, PARALLEL_DET
 from vision.locate.config import HUE_SHIFT, DotConfig, OutlineColours, OutlineConfig, QuadConfig, SideConfig
 from vision.locate.dots import dot_map
-from vision.rectify import BOARD_MM, flatten
+from vision.rectify import BOARD_MM, flatten, shrink
 
 BAND_MM = load_board().score_track_mm  # width of the score-track band
 
@@ -182,6 +182,33 @@ def _warm_map_quads(small: np.ndarray, cfg: OutlineConfig):
             yield q, True
 
 
+def cut_map_quads(small: np.ndarray, cfg: OutlineConfig = OutlineConfig()) -> list[np.ndarray]:
+    """Board quadrilaterals in `small`'s pixels from the map cut out of the photo (GrabCut), each
+    stepped out by the band's width (as `_quads_from_map`).
+
+    Where the band's colour is the table's (wood) and fixed colour limits take the table's light or
+    the band's lit side for the map, the cut learns this photo's own colours of map and table (a
+    mixture of colours each, seeded by the pale part) and parts them where the image's edges are
+    strongest: the map's edge against the band. The map is its largest part."""
+    reduced, r = shrink(small, cfg.cut_side_px)
+    k = cfg.colours.denoise_px
+    smooth = cv2.blur(reduced, (k, k))
+    pale = map_mask(smooth, max(_least_saturated_limit(smooth, cfg.colours), cfg.colours.map_max_sat), cfg.colours)
+    if not pale.any():
+        return []
+    seeds = np.where(pale > 0, cv2.GC_PR_FGD, cv2.GC_PR_BGD).astype(np.uint8)
+    f = cfg.cut_frame_px
+    seeds[:f], seeds[-f:], seeds[:, :f], seeds[:, -f:] = cv2.GC_BGD, cv2.GC_BGD, cv2.GC_BGD, cv2.GC_BGD
+    models = np.zeros((1, 65)), np.zeros((1, 65))  # (GrabCut's own: background, foreground mixtures)
+    cv2.grabCut(smooth, seeds, None, *models, cfg.cut_iterations, cv2.GC_INIT_WITH_MASK)
+    cut = ((seeds == cv2.GC_FGD) | (seeds == cv2.GC_PR_FGD)).astype(np.uint8)
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(cut, connectivity=cfg.quads.connectivity)
+    if n < 2:
+        return []
+    largest = (labels == 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))).astype(np.uint8)
+    return [(q + 0.5) / r - 0.5 for q in _step_out(_quads_from_mask(largest, cfg.quads))]
+
+
 def map_mask(image_bgr: np.ndarray, max_sat: float | None = None, cfg: OutlineColours = OutlineColours()) -> np.ndarray:
     """uint8 0/1 mask of the pale, greyish map inside the band (light, little colour); saturation at
     most `max_sat` (default: the map's in neutral light)."""
@@ -207,7 +234,6 @@ def _quads_from_map(smooth: np.ndarray, cfg: OutlineConfig, max_sat: float | Non
     For tables as red-brown as the band itself: the map is the large pale area, its edge is the
     band's inner edge, and the board's edge lies a band's width (`BAND_MM`) further out on every side.
     """
-    inner = []
     mask = map_mask(smooth, max_sat, cfg.colours)
     if max_sat is not None and max_sat > cfg.colours.map_max_sat:
         # With the looser limit the score cells' light numbers pass too; they lie a few pixels
@@ -217,13 +243,19 @@ def _quads_from_map(smooth: np.ndarray, cfg: OutlineConfig, max_sat: float | Non
         large = stats[:, cv2.CC_STAT_AREA] >= cfg.quads.min_blob_share * mask.size
         large[0] = False
         mask = large[labels].astype(np.uint8)
-    for q in _quads_from_mask(mask, cfg.quads):
-        # Board mm of the map's corners; which sides are long does not matter much (the band is
-        # equally wide all round) and refining settles the rest.
+    return _step_out(_quads_from_mask(mask, cfg.quads))
+
+
+def _step_out(map_quads: list[np.ndarray]) -> list[np.ndarray]:
+    """The board's quadrilateral around each of the map's, a band's width (`BAND_MM`) further out.
+    Board mm of the map's corners: which sides are long does not matter much (the band is equally
+    wide all round) and refining settles the rest."""
+    out = []
+    for q in map_quads:
         mm_in, mm_out = _inner_outer_mm(q)
         Hm = cv2.getPerspectiveTransform(mm_in.astype(np.float32), q.astype(np.float32))
-        inner.append(cv2.perspectiveTransform(mm_out.reshape(-1, 1, 2), Hm).reshape(-1, 2))
-    return inner
+        out.append(cv2.perspectiveTransform(mm_out.reshape(-1, 1, 2), Hm).reshape(-1, 2))
+    return out
 
 
 def _quads_from_mask(mask: np.ndarray, cfg: QuadConfig) -> list[np.ndarray]:
@@ -568,6 +600,16 @@ def _inner_outer_mm(q: np.ndarray):
     mm_in = np.array([[m, m], [W - m, m], [W - m, H - m], [m, H - m]])
     mm_out = np.array([[0, 0], [W, 0], [W, H], [0, H]], float)
     return mm_in, mm_out
+
+
+def refine_from_map(img: np.ndarray, corners: np.ndarray, cfg: OutlineConfig = OutlineConfig()) -> np.ndarray | None:
+    """`corners` (photo pixels, clockwise on screen) refitted from the map's edge on the photo's
+    pixels and stepped out by the band, or None where the map's edge does not fit."""
+    try:
+        cand = _refine_from_map(img, corners, cfg)
+        return _refine_from_map(img, cand.corners, cfg, second=True).corners
+    except _Reject:
+        return None
 
 
 def _refine_from_map(img: np.ndarray, corners: np.ndarray, cfg: OutlineConfig, second: bool = False) -> _Candidate:
