@@ -26,6 +26,8 @@ in `OutlineConfig`, `vision/locate/config.py`):
 4. Which corner is the board's top-left: the quad is flattened both ways round and scored by the
    36 city dots, the other two orders being the same flattenings turned half round; the sides'
    proportions (795 x 525 mm) break near-ties.
+5. Asked for last (`cut_map_quads`, by `vision.locate` when nothing else stands): the map cut from
+   the table by GrabCut, which learns this photo's own colours of the two, stepped out by the band.
 """
 from __future__ import annotations
 
