@@ -183,8 +183,7 @@ def _outlines(img, small, scale, outlines, ref, cfg):
         corners = (q + 0.5) / scale - 0.5
         refitted = outline.refine_from_map(img, corners, cfg.outline)
         corners = corners if refitted is None else refitted
-        if not any(np.allclose(corners, c, atol=2.0) for c in tried):
-            tried.append(corners)
+        if _not_tried(corners, tried):
             yield outline.board_order(small, scale, corners, cfg.outline, cfg.dots), "map cut", False
 
 
@@ -193,9 +192,16 @@ def _every_outline(img, small, scale, search: OutlineConfig, tried: list, cfg, s
     the exhaustive `search` finds, but those in `tried` (which each one joins)."""
     more, _ = outline.find_outlines(img, small, scale, exhaustive=True, cfg=search)
     for cand in more[:cfg.max_outlines]:
-        if not any(np.allclose(cand.corners, c, atol=2.0) for c in tried):
-            tried.append(cand.corners)
+        if _not_tried(cand.corners, tried):
             yield outline.board_order(small, scale, cand.corners, cfg.outline, cfg.dots), source, True
+
+
+def _not_tried(corners: np.ndarray, tried: list) -> bool:
+    """Whether `corners` is no outline in `tried` (within 2 px at every corner); if so it joins them."""
+    if any(np.allclose(corners, c, atol=2.0) for c in tried):
+        return False
+    tried.append(corners)
+    return True
 
 
 def _confirm(img, small, scale, corners_xy, source, cfg, refined: bool = False) -> list[_Found]:
