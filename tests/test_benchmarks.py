@@ -178,3 +178,28 @@ def test_locate_sets_gives_each_photo_a_verdict(renders, tmp_path):
     assert len(line) == 1 and "photos=3" in line[0], r.stdout
     verdicts = json.loads(rows.read_text())[renders.name]
     assert len(verdicts) == 3 and all(v == "right" or v.startswith(("refused", "wrong")) for v in verdicts.values())
+
+
+def test_doubt_margins_counts_every_track_of_the_played_boards_by_contest(renders, tmp_path):
+    r = _run([str(ROOT / "benchmarks" / "doubt_margins.py"), str(renders), "--cache", str(tmp_path / "cache")],
+             cwd=tmp_path)
+    line = [x for x in r.stdout.splitlines() if x.startswith("SUMMARY set=")]
+    assert len(line) == 1 and "played_photos=2 " in line[0]
+    kinds = re.findall(r"(\w+)=(\d+):under=(\d+)\([\d.]+%\):wrong_under=(\d+):wrong_above=(\d+)", line[0])
+    assert sum(int(k[1]) for k in kinds) == 200  # the two played boards, a hundred tracks each
+    assert all(int(under) <= int(n) and int(w) <= int(under) for _, n, under, w, _ in kinds)
+
+
+def test_the_marks_margin_is_where_a_track_reaches_the_standard():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from doubt_margins import mark_margin
+
+    from vision.decide.doubt import DOUBT_KINDS, track_confidence
+    from vision.settings import DoubtSettings
+
+    cfg = DoubtSettings()
+    for kind in range(len(DOUBT_KINDS)):
+        m = mark_margin(kind, cfg)
+        for length in (1, 4):
+            assert track_confidence(m * length, length, kind, cfg=cfg) == pytest.approx(cfg.below, abs=1e-9)
+            assert track_confidence((m - 0.05) * length, length, kind, cfg=cfg) < cfg.below

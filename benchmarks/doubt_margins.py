@@ -1,0 +1,99 @@
+"""Where the doubt comes from: per contest kind, how many tracks fall under the mark and how many
+of those, and of the rest, are read wrong, on labelled photo sets.
+
+    python3 benchmarks/doubt_margins.py SET [SET ...] [--cache DIR] [--held-out-checks DIR]
+
+Each SET holds photos and gt/<photo stem>.json truths (the `eval_real.py` layout). Every photo is
+located once (CACHE, as `benchmarks/ablate.py` keeps it) and read by the shipped reader; with
+--held-out-checks, a development photo (or a set made from one) is read with the car-or-print check
+that left it out (`ablate.held_out_checks`). Per track: its contest kind (vision.decide.doubt:
+own print, two colours, car or not), its evidence margin per space and whether it is read wrong.
+The mark's margin per kind is where the calibrated confidence crosses the photo's standard
+(`DoubtSettings.below`; a photo whose flash fired has its own).
+
+Why: the doubt asks a player to check the tracks whose margin is as small as those the renders
+it is fitted on misread. If a set's tracks fall under that margin as often as the renders' do,
+its doubt is where the calibration puts it, and only evidence that sets the hypotheses further
+apart lowers it; if they fall under it more often, the set's evidence is weaker than the renders'.
+Ends with one SUMMARY line a set.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from ablate import board_views, held_out_checks, reader_for  # noqa: E402 (this folder: the scripts' own helpers)
+from fit_doubt import truth_per_track  # noqa: E402
+
+from vision.decide.doubt import DOUBT_KINDS, contest_kind, evidence_margins  # noqa: E402
+from vision.read import Reader  # noqa: E402
+from vision.reading import SPACE_CLASSES  # noqa: E402
+from vision.settings import DoubtSettings  # noqa: E402
+
+
+def mark_margin(kind: int, cfg: DoubtSettings) -> float:
+    """The margin per space at which a track of contest `kind` reaches `cfg.below` confidence:
+    1 - sigmoid(bias - slope * m) = below."""
+    wrong = 1.0 - cfg.below
+    return float((cfg.bias[kind] - np.log(wrong / (1.0 - wrong))) / cfg.slope[kind])
+
+
+def contests(reader: Reader, views, checks) -> list[tuple[int, float, float, bool]]:
+    """(contest kind, margin per space, the mark's margin per space, read wrong) of every track of
+    every read photo with a claimed track in its truth."""
+    out, readers = [], {}
+    for name, truth, view in views:
+        if view is None or not any(t.get("owner") for t in truth["tracks"]):
+            continue
+        r = reader_for(reader, name, checks, readers)
+        trace = r.trace_view(view, name)
+        cfg = r.doubt_settings(view.flash_fired)
+        owners = [SPACE_CLASSES.index(t.owner or "empty") for t in trace.tracks]
+        truth_ix = truth_per_track(truth, r, owners)
+        margin, runner = evidence_margins(trace.decision.scores, trace.decision.choice, r.board,
+                                          r.settings.decide.spill)
+        for t in r.board.tracks:
+            kind = contest_kind(t.color, owners[t.id], int(runner[t.id]))
+            out.append((kind, float(margin[t.id]) / t.length, mark_margin(kind, cfg),
+                        bool(truth_ix[t.id] != owners[t.id])))
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("sets", nargs="+", help="labelled photo folders")
+    ap.add_argument("--cache", default="/tmp/ttr_ablate_cache", help="where each photo's located board is kept")
+    ap.add_argument("--held-out-checks", type=Path, metavar="DIR",
+                    help="car-or-print checks each trained leaving some real photos out (as ablate.py takes them)")
+    args = ap.parse_args(argv)
+    checks = held_out_checks(args.held_out_checks)
+    reader = Reader()
+    for s in args.sets:
+        folder = Path(s)
+        views = board_views(folder, Path(args.cache) / folder.resolve().name, reader)
+        rows = contests(reader, views, checks)
+        per = defaultdict(lambda: [0, 0, 0, 0])  # tracks, under the mark, wrong under it, wrong above it
+        for kind, m, mark, wrong in rows:
+            p = per[kind]
+            p[0] += 1
+            p[1] += m < mark
+            p[2] += wrong and m < mark
+            p[3] += wrong and m >= mark
+        parts = []
+        for kind in sorted(per):
+            n, under, w_under, w_above = per[kind]
+            parts.append(f"{DOUBT_KINDS[kind].replace(' ', '_')}={n}:under={under}({100 * under / n:.1f}%)"
+                         f":wrong_under={w_under}:wrong_above={w_above}")
+        photos = sum(1 for _, truth, v in views if v is not None and any(t.get("owner") for t in truth["tracks"]))
+        print(f"SUMMARY set={folder.name} played_photos={photos} " + " ".join(parts), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
