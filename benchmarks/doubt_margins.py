@@ -9,7 +9,8 @@ located once (CACHE, as `benchmarks/ablate.py` keeps it) and read by the shipped
 that left it out (`ablate.held_out_checks`). Per track: its contest kind (vision.decide.doubt:
 own print, two colours, car or not), its evidence margin per space and whether it is read wrong.
 The mark's margin per kind is where the calibrated confidence crosses the photo's standard
-(`DoubtSettings.below`; a photo whose flash fired has its own).
+(`DoubtSettings.below`; a photo whose flash fired has its own). Of the tracks under it, how many
+are a lane of a double (where the cars of the lane beside may be taken for this one's).
 
 Why: the doubt asks a player to check the tracks whose margin is as small as those the renders
 it is fitted on misread. If a set's tracks fall under that margin as often as the renders' do,
@@ -44,9 +45,9 @@ def mark_margin(kind: int, cfg: DoubtSettings) -> float:
     return float((cfg.bias[kind] - np.log(wrong / (1.0 - wrong))) / cfg.slope[kind])
 
 
-def contests(reader: Reader, views, checks) -> list[tuple[int, float, float, bool]]:
-    """(contest kind, margin per space, the mark's margin per space, read wrong) of every track of
-    every read photo with a claimed track in its truth."""
+def contests(reader: Reader, views, checks) -> list[tuple[int, float, float, bool, bool]]:
+    """(contest kind, margin per space, the mark's margin per space, read wrong, a lane of a double)
+    of every track of every read photo with a claimed track in its truth."""
     out, readers = [], {}
     for name, truth, view in views:
         if view is None or not any(t.get("owner") for t in truth["tracks"]):
@@ -61,7 +62,7 @@ def contests(reader: Reader, views, checks) -> list[tuple[int, float, float, boo
         for t in r.board.tracks:
             kind = contest_kind(t.color, owners[t.id], int(runner[t.id]))
             out.append((kind, float(margin[t.id]) / t.length, mark_margin(kind, cfg),
-                        bool(truth_ix[t.id] != owners[t.id])))
+                        bool(truth_ix[t.id] != owners[t.id]), bool(r.board.double_ids[t.id] >= 0)))
     return out
 
 
@@ -78,18 +79,20 @@ def main(argv=None) -> int:
         folder = Path(s)
         views = board_views(folder, Path(args.cache) / folder.resolve().name, reader)
         rows = contests(reader, views, checks)
-        per = defaultdict(lambda: [0, 0, 0, 0])  # tracks, under the mark, wrong under it, wrong above it
-        for kind, m, mark, wrong in rows:
+        # tracks, under the mark, of those a double's lane, wrong under the mark, wrong above it
+        per = defaultdict(lambda: [0, 0, 0, 0, 0])
+        for kind, m, mark, wrong, lane in rows:
             p = per[kind]
             p[0] += 1
             p[1] += m < mark
-            p[2] += wrong and m < mark
-            p[3] += wrong and m >= mark
+            p[2] += lane and m < mark
+            p[3] += wrong and m < mark
+            p[4] += wrong and m >= mark
         parts = []
         for kind in sorted(per):
-            n, under, w_under, w_above = per[kind]
+            n, under, lanes, w_under, w_above = per[kind]
             parts.append(f"{DOUBT_KINDS[kind].replace(' ', '_')}={n}:under={under}({100 * under / n:.1f}%)"
-                         f":wrong_under={w_under}:wrong_above={w_above}")
+                         f":doubles_under={lanes}:wrong_under={w_under}:wrong_above={w_above}")
         photos = sum(1 for _, truth, v in views if v is not None and any(t.get("owner") for t in truth["tracks"]))
         print(f"SUMMARY set={folder.name} played_photos={photos} " + " ".join(parts), flush=True)
     return 0

@@ -185,9 +185,10 @@ def test_doubt_margins_counts_every_track_of_the_played_boards_by_contest(render
              cwd=tmp_path)
     line = [x for x in r.stdout.splitlines() if x.startswith("SUMMARY set=")]
     assert len(line) == 1 and "played_photos=2 " in line[0]
-    kinds = re.findall(r"(\w+)=(\d+):under=(\d+)\([\d.]+%\):wrong_under=(\d+):wrong_above=(\d+)", line[0])
+    kinds = re.findall(r"(\w+)=(\d+):under=(\d+)\([\d.]+%\):doubles_under=(\d+):wrong_under=(\d+):wrong_above=(\d+)",
+                       line[0])
     assert sum(int(k[1]) for k in kinds) == 200  # the two played boards, a hundred tracks each
-    assert all(int(under) <= int(n) and int(w) <= int(under) for _, n, under, w, _ in kinds)
+    assert all(int(lanes) <= int(under) <= int(n) and int(w) <= int(under) for _, n, under, lanes, w, _ in kinds)
 
 
 def test_the_marks_margin_is_where_a_track_reaches_the_standard():
