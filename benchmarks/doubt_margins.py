@@ -45,13 +45,17 @@ def mark_margin(kind: int, cfg: DoubtSettings) -> float:
     return float((cfg.bias[kind] - np.log(wrong / (1.0 - wrong))) / cfg.slope[kind])
 
 
+def played_views(views) -> list:
+    """The photos of `views` (ablate.board_views) read, and with a claimed track in their truth."""
+    return [(name, truth, view) for name, truth, view in views
+            if view is not None and any(t.get("owner") for t in truth["tracks"])]
+
+
 def contests(reader: Reader, views, checks) -> list[tuple[int, float, float, bool, bool]]:
     """(contest kind, margin per space, the mark's margin per space, read wrong, a lane of a double)
-    of every track of every read photo with a claimed track in its truth."""
+    of every track of every photo of `views` (`played_views`)."""
     out, readers = [], {}
     for name, truth, view in views:
-        if view is None or not any(t.get("owner") for t in truth["tracks"]):
-            continue
         r = reader_for(reader, name, checks, readers)
         trace = r.trace_view(view, name)
         cfg = r.doubt_settings(view.flash_fired)
@@ -77,7 +81,7 @@ def main(argv=None) -> int:
     reader = Reader()
     for s in args.sets:
         folder = Path(s)
-        views = board_views(folder, Path(args.cache) / folder.resolve().name, reader)
+        views = played_views(board_views(folder, Path(args.cache) / folder.resolve().name, reader))
         rows = contests(reader, views, checks)
         # tracks, under the mark, of those a double's lane, wrong under the mark, wrong above it
         per = defaultdict(lambda: [0, 0, 0, 0, 0])
@@ -93,8 +97,7 @@ def main(argv=None) -> int:
             n, under, lanes, w_under, w_above = per[kind]
             parts.append(f"{DOUBT_KINDS[kind].replace(' ', '_')}={n}:under={under}({100 * under / n:.1f}%)"
                          f":doubles_under={lanes}:wrong_under={w_under}:wrong_above={w_above}")
-        photos = sum(1 for _, truth, v in views if v is not None and any(t.get("owner") for t in truth["tracks"]))
-        print(f"SUMMARY set={folder.name} played_photos={photos} " + " ".join(parts), flush=True)
+        print(f"SUMMARY set={folder.name} played_photos={len(views)} " + " ".join(parts), flush=True)
     return 0
 
 
