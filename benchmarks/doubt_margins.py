@@ -10,7 +10,10 @@ that left it out (`ablate.held_out_checks`). Per track: its contest kind (vision
 own print, two colours, car or not), its evidence margin per space and whether it is read wrong.
 The mark's margin per kind is where the calibrated confidence crosses the photo's standard
 (`DoubtSettings.below`; a photo whose flash fired has its own). Of the tracks under it, how many
-are a lane of a double (where the cars of the lane beside may be taken for this one's).
+are a lane of a double (where the cars of the lane beside may be taken for this one's), and of
+the doubles' lanes, how many fall under it by where the camera saw the lane from: beyond its
+neighbour (the neighbour's car tops, leaning away from the camera, are seen over it), before it,
+or side on (`lean_towards`).
 
 Why: the doubt asks a player to check the tracks whose margin is as small as those the renders
 it is fitted on misread. If a set's tracks fall under that margin as often as the renders' do,
@@ -35,7 +38,28 @@ from fit_doubt import truth_per_track  # noqa: E402
 from vision.decide.doubt import DOUBT_KINDS, contest_kind, evidence_margins  # noqa: E402
 from vision.read import Reader  # noqa: E402
 from vision.reading import SPACE_CLASSES  # noqa: E402
+from vision.rectify import parallax_mm  # noqa: E402
 from vision.settings import DoubtSettings  # noqa: E402
+
+CAR_HEIGHT_MM = 6.0  # a car's height: its top leans away from the camera by its parallax
+LEAN_BIN = 0.15  # a share of the lanes' gap (~1.5 mm, the locator's accuracy): less is side on
+LEANS = ("beyond", "side", "before")  # the lane seen beyond its neighbour, side on, before it
+
+
+def lean_towards(lane_mm: np.ndarray, neighbour_mm: np.ndarray, camera_mm) -> float:
+    """How far a car on the neighbouring lane (centre `neighbour_mm`) is seen leaning towards this
+    lane (centre `lane_mm`) from `camera_mm`, as a share of the lanes' gap: its top's parallax
+    across the lanes (negative: away from this lane; 0 without a camera)."""
+    if camera_mm is None:
+        return 0.0
+    gap = np.asarray(lane_mm, float) - np.asarray(neighbour_mm, float)
+    g2 = max(float(gap @ gap), 1e-9)
+    return float(parallax_mm(neighbour_mm, camera_mm, CAR_HEIGHT_MM)[0] @ gap) / g2
+
+
+def lean_bin(lean: float) -> int:
+    """Index into LEANS of a lane whose neighbour's cars lean towards it by `lean`."""
+    return 0 if lean >= LEAN_BIN else 2 if lean <= -LEAN_BIN else 1
 
 
 def mark_margin(kind: int, cfg: DoubtSettings) -> float:
@@ -51,10 +75,11 @@ def played_views(views) -> list:
             if view is not None and any(t.get("owner") for t in truth["tracks"])]
 
 
-def contests(reader: Reader, views, checks) -> list[tuple[int, float, float, bool, bool]]:
-    """(contest kind, margin per space, the mark's margin per space, read wrong, a lane of a double)
-    of every track of every photo of `views` (`played_views`)."""
+def contests(reader: Reader, views, checks) -> list[tuple[int, float, float, bool, int | None]]:
+    """(contest kind, margin per space, the mark's margin per space, read wrong, for a lane of a
+    double its `lean_bin`, else None) of every track of every photo of `views` (`played_views`)."""
     out, readers = [], {}
+    lanes_mm = np.stack([reader.centres_mm[r].mean(axis=0) for r in reader.rows])
     for name, truth, view in views:
         r = reader_for(reader, name, checks, readers)
         trace = r.trace_view(view, name)
@@ -65,8 +90,10 @@ def contests(reader: Reader, views, checks) -> list[tuple[int, float, float, boo
                                           r.settings.decide.spill)
         for t in r.board.tracks:
             kind = contest_kind(t.color, owners[t.id], int(runner[t.id]))
+            o = r.board.double_ids[t.id]
+            lean = lean_bin(lean_towards(lanes_mm[t.id], lanes_mm[o], view.camera_mm)) if o >= 0 else None
             out.append((kind, float(margin[t.id]) / t.length, mark_margin(kind, cfg),
-                        bool(truth_ix[t.id] != owners[t.id]), bool(r.board.double_ids[t.id] >= 0)))
+                        bool(truth_ix[t.id] != owners[t.id]), lean))
     return out
 
 
@@ -85,19 +112,24 @@ def main(argv=None) -> int:
         rows = contests(reader, views, checks)
         # tracks, under the mark, of those a double's lane, wrong under the mark, wrong above it
         per = defaultdict(lambda: [0, 0, 0, 0, 0])
-        for kind, m, mark, wrong, lane in rows:
+        by_lean = np.zeros((len(LEANS), 2), int)  # doubles' lanes: all, under the mark
+        for kind, m, mark, wrong, lean in rows:
             p = per[kind]
             p[0] += 1
             p[1] += m < mark
-            p[2] += lane and m < mark
+            p[2] += lean is not None and m < mark
             p[3] += wrong and m < mark
             p[4] += wrong and m >= mark
+            if lean is not None:
+                by_lean[lean] += (1, m < mark)
         parts = []
         for kind in sorted(per):
             n, under, lanes, w_under, w_above = per[kind]
             parts.append(f"{DOUBT_KINDS[kind].replace(' ', '_')}={n}:under={under}({100 * under / n:.1f}%)"
                          f":doubles_under={lanes}:wrong_under={w_under}:wrong_above={w_above}")
-        print(f"SUMMARY set={folder.name} played_photos={len(views)} " + " ".join(parts), flush=True)
+        leans = ",".join(f"{name}:{u}/{n}" for name, (n, u) in zip(LEANS, by_lean))
+        print(f"SUMMARY set={folder.name} played_photos={len(views)} " + " ".join(parts)
+              + f" doubles_under_by_lean={leans}", flush=True)
     return 0
 
 

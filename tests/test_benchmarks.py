@@ -189,6 +189,25 @@ def test_doubt_margins_counts_every_track_of_the_played_boards_by_contest(render
                        line[0])
     assert sum(int(k[1]) for k in kinds) == 200  # the two played boards, a hundred tracks each
     assert all(int(lanes) <= int(under) <= int(n) and int(w) <= int(under) for _, n, under, lanes, w, _ in kinds)
+    leans = re.findall(r"(beyond|side|before):(\d+)/(\d+)", line[0].split("doubles_under_by_lean=")[1])
+    assert [name for name, _, _ in leans] == ["beyond", "side", "before"]
+    from scoring.board import load_board
+    assert sum(int(n) for _, _, n in leans) == 2 * int(np.sum(np.array(load_board().double_ids) >= 0))  # every lane, twice
+    assert sum(int(u) for _, u, _ in leans) == sum(int(k[3]) for k in kinds)  # the doubles under the mark, by lean
+    assert all(int(u) <= int(n) for _, u, n in leans)
+
+
+def test_a_neighbours_cars_lean_towards_the_lane_seen_beyond_them():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from doubt_margins import lean_towards
+
+    neighbour, lane = np.array([100.0, 50.0]), np.array([109.0, 50.0])  # lanes 9 mm apart
+    from_left = lean_towards(lane, neighbour, np.array([0.0, 50.0, 500.0]))
+    assert from_left > 0  # the lane lies beyond its neighbour: the car tops lean over it
+    assert lean_towards(neighbour, lane, np.array([0.0, 50.0, 500.0])) < 0  # and away from the nearer lane
+    assert lean_towards(lane, neighbour, np.array([104.5, 50.0, 500.0])) == pytest.approx(0.0, abs=0.02)  # above
+    assert lean_towards(lane, neighbour, np.array([0.0, 50.0, 250.0])) > 2 * from_left * 0.99  # lower: more
+    assert lean_towards(lane, neighbour, None) == 0.0
 
 
 def test_the_marks_margin_is_where_a_track_reaches_the_standard():
