@@ -40,9 +40,11 @@ from vision.read import Reader  # noqa: E402
 from vision.reading import SPACE_CLASSES  # noqa: E402
 from vision.rectify import parallax_mm  # noqa: E402
 from vision.settings import DoubtSettings  # noqa: E402
+from vision.synth.trains import CAR_MM  # noqa: E402
 
-CAR_HEIGHT_MM = 6.0  # a car's height: its top leans away from the camera by its parallax
-LEAN_BIN = 0.15  # a share of the lanes' gap (~1.5 mm, the locator's accuracy): less is side on
+# A share of the lanes' gap (~1.4 mm of 9): the reader's estimate of the camera puts a car's top
+# about 0.9 mm off (the median on renders, against their true cameras), so less is side on.
+LEAN_BIN = 0.15
 LEANS = ("beyond", "side", "before")  # the lane seen beyond its neighbour, side on, before it
 
 
@@ -54,7 +56,7 @@ def lean_towards(lane_mm: np.ndarray, neighbour_mm: np.ndarray, camera_mm) -> fl
         return 0.0
     gap = np.asarray(lane_mm, float) - np.asarray(neighbour_mm, float)
     g2 = max(float(gap @ gap), 1e-9)
-    return float(parallax_mm(neighbour_mm, camera_mm, CAR_HEIGHT_MM)[0] @ gap) / g2
+    return float(parallax_mm(neighbour_mm, camera_mm, CAR_MM[2])[0] @ gap) / g2
 
 
 def lean_bin(lean: float) -> int:
