@@ -35,7 +35,7 @@ HOSTILE_SIZES = ((1008, 756), (1280, 960), (1600, 1200), (2016, 1512), (1512, 20
 HOSTILE_SIZE_WEIGHTS = (3, 2, 3, 2, 1, 1, 1, 0.5)
 # Kept here (not imported) so `ttr --help` stays light; test_render_hostile checks it matches.
 BACKGROUNDS = ("usual", "hostile", "checked", "stone", "redwood", "table_edge", "tiles")
-HANDS = ("careful", "sloppy")  # vision.synth.trains.HANDS (kept here for the same reason)
+HANDS = ("careful", "sloppy", "crowded")  # vision.synth.trains.HANDS (kept here for the same reason)
 WORLDS = ("usual", "varied")
 WORLD_STREAM = 1  # photo i's world is drawn from (seed, i, WORLD_STREAM), apart from its game and camera
 
@@ -65,7 +65,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "tiles; boxes, card fans and hands over the board's edge) or one hostile kind")
     parser.add_argument("--hands", choices=HANDS, default="careful",
                         help="how the cars are laid: careful (within ~1.5 mm of their spaces' middles; the "
-                             "default) or sloppy (up to 3.5 mm off, as on real tables)")
+                             "default), sloppy (up to 3.5 mm off, as on real tables) or crowded (sloppy, and "
+                             "a double's claimed track pushed 1.5-4 mm towards its free lane)")
     parser.add_argument("--world", choices=WORLDS, default="usual",
                         help="usual (one copy of the board, the development board's print, in a phone's "
                              "corrected light; the default) or varied: per photo another copy (each print "

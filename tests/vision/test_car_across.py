@@ -18,7 +18,7 @@ from vision.spaces import across_steps, soften_patches
 from vision.synth.board_art import _space_frame
 from vision.synth.positions import random_position
 from vision.synth.render import default_model, render_photo
-from vision.synth.trains import CAREFUL, SLOPPY, place_cars
+from vision.synth.trains import CAREFUL, CROWDED, SLOPPY, place_cars, towards_free_lane
 
 
 def _across_offsets(hands, seed: int) -> np.ndarray:
@@ -41,6 +41,41 @@ def test_sloppy_hands_lay_cars_off_their_spaces():
     assert np.mean(careful > 2.0) < 0.05
     assert np.mean(sloppy > 2.0) > 0.2
     assert sloppy.max() < 3.5 + 5 * SLOPPY.track_sd_mm + 6  # (a knocked car may lie further)
+
+
+def _towards_other_lane(hands, claims: dict, track_id: int, other: int, seed: int) -> float:
+    """Mean offset, across, of `track_id`'s cars towards the lane `other` (mm)."""
+    model = default_model()
+    cars = [c for c in place_cars(np.random.default_rng(seed), model, claims, hands=hands) if c.track_id == track_id]
+    towards = np.mean(model.spaces[other], axis=(0, 1)) - np.mean(model.spaces[track_id], axis=(0, 1))
+    towards /= np.linalg.norm(towards)
+    return float(np.mean([(c.center_mm - sp.mean(axis=0)) @ towards
+                          for c, sp in zip(cars, np.asarray(model.spaces[track_id]))]))
+
+
+def test_crowded_hands_push_a_doubles_track_towards_its_free_lane():
+    board = load_board()
+    tid = next(t.id for t in board.tracks if board.double_ids[t.id] >= 0)
+    other = board.double_ids[tid]
+    lone = {"red": [tid]}
+    crowded = [_towards_other_lane(CROWDED, lone, tid, other, s) for s in range(12)]
+    sloppy = [_towards_other_lane(SLOPPY, lone, tid, other, s) for s in range(12)]
+    assert min(crowded) > 0.5 and np.mean(crowded) > 1.5  # 1.5-4 mm, give or take the sloppy spread
+    assert abs(np.mean(sloppy)) < 1.0  # no side preferred
+    both = {"red": [tid], "blue": [other]}  # the other lane taken: nowhere to crowd into
+    assert abs(np.mean([_towards_other_lane(CROWDED, both, tid, other, s) for s in range(12)])) < 1.0
+
+
+def test_only_a_doubles_track_with_its_other_lane_free_is_pushed():
+    board, model = load_board(), default_model()
+    single = next(t.id for t in board.tracks if board.double_ids[t.id] < 0)
+    double = next(t.id for t in board.tracks if board.double_ids[t.id] >= 0)
+    rng = np.random.default_rng(0)
+    assert not towards_free_lane(rng, model, single, {single}, CROWDED).any()
+    assert not towards_free_lane(rng, model, double, {double, board.double_ids[double]}, CROWDED).any()
+    assert not towards_free_lane(rng, model, double, {double}, SLOPPY).any()
+    push = np.linalg.norm(towards_free_lane(rng, model, double, {double}, CROWDED))
+    assert CROWDED.towards_free_lane_mm[0] <= push <= CROWDED.towards_free_lane_mm[1]
 
 
 def test_a_car_beside_the_middle_of_its_space_is_found_where_it_shows():

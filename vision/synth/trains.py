@@ -9,11 +9,12 @@ camera show its near side, as in a phone photo, once the flat board is warped in
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import cv2
 import numpy as np
 
+from scoring.board import load_board
 from scoring.rules import ROUTE_POINTS
 from vision.synth.board_art import BoardModel, _space_frame
 
@@ -52,13 +53,18 @@ class Hands:
     across_sd_mm: float = 0.5
     across_max_mm: float = 1.5
     track_sd_mm: float = 0.5
+    # A double's track laid towards its other lane, when that lane is free, by this much (uniform,
+    # mm): players crowd a double's lanes, as the real D2 game's New York-Washington shows.
+    towards_free_lane_mm: tuple[float, float] = (0.0, 0.0)
 
 
 CAREFUL = Hands()  # the renderer's default
 # Cars laid a few millimetres off their spaces, as on real tables (a car's middle up to 3.5 mm off
 # a 7.5 mm wide space, so half of the car may stand beside it).
 SLOPPY = Hands(along_sd_mm=1.2, along_max_mm=3.5, across_sd_mm=1.6, across_max_mm=3.5, track_sd_mm=1.0)
-HANDS = {"careful": CAREFUL, "sloppy": SLOPPY}
+# Sloppy, and every double's claimed track pushed 1.5-4 mm towards its free lane (lanes ~9 mm apart).
+CROWDED = replace(SLOPPY, towards_free_lane_mm=(1.5, 4.0))
+HANDS = {"careful": CAREFUL, "sloppy": SLOPPY, "crowded": CROWDED}
 
 
 def player_colors(rng: np.random.Generator, players, plastic: Plastic | None = None) -> dict[str, np.ndarray]:
@@ -80,9 +86,11 @@ def place_cars(rng: np.random.Generator, model: BoardModel, claims: dict[str, li
     """One car per space of every claimed track, placed the way hands place them."""
     colors = player_colors(rng, sorted(claims), plastic)
     cars = []
+    claimed = {tid for ids in claims.values() for tid in ids}
     for player, ids in claims.items():
         for tid in ids:
             shift = rng.normal(0, hands.track_sd_mm, 2)  # a whole track laid a little off
+            shift = shift + towards_free_lane(rng, model, tid, claimed, hands)
             for quad in model.spaces[tid]:
                 c, u, length, width = _space_frame(quad)
                 v = np.array([-u[1], u[0]])
@@ -104,6 +112,19 @@ def place_cars(rng: np.random.Generator, model: BoardModel, claims: dict[str, li
                     bgr=np.clip(colors[player] * rng.uniform(0.97, 1.03), 0, 255),
                 ))
     return cars
+
+
+def towards_free_lane(rng: np.random.Generator, model: BoardModel, track_id: int, claimed: set[int],
+                      hands: Hands) -> np.ndarray:
+    """(2,) mm: how far `hands` push a claimed track towards the other lane of its double when that
+    lane is free (`Hands.towards_free_lane_mm`); nothing for a single route or a claimed lane. No
+    draw from `rng` unless there is a push, so the other hands' renders stay as they were."""
+    lo, hi = hands.towards_free_lane_mm
+    other = load_board().double_ids[track_id]
+    if hi <= 0 or other < 0 or other in claimed:
+        return np.zeros(2)
+    towards = np.mean(model.spaces[other], axis=(0, 1)) - np.mean(model.spaces[track_id], axis=(0, 1))
+    return towards / max(float(np.linalg.norm(towards)), 1e-9) * rng.uniform(lo, hi)
 
 
 def _rect(center, axis, half_len, half_wid) -> np.ndarray:
