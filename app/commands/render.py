@@ -65,8 +65,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "tiles; boxes, card fans and hands over the board's edge) or one hostile kind")
     parser.add_argument("--hands", choices=HANDS, default="careful",
                         help="how the cars are laid: careful (within ~1.5 mm of their spaces' middles; the "
-                             "default), sloppy (up to 3.5 mm off, as on real tables) or crowded (sloppy, and "
-                             "a double's claimed track pushed 1.5-4 mm towards its free lane)")
+                             "default), sloppy (up to 3.5 mm off, as on real tables) or crowded (a double's "
+                             "claimed track pushed 1.5-3.5 mm towards its free lane)")
     parser.add_argument("--world", choices=WORLDS, default="usual",
                         help="usual (one copy of the board, the development board's print, in a phone's "
                              "corrected light; the default) or varied: per photo another copy (each print "

@@ -62,8 +62,10 @@ CAREFUL = Hands()  # the renderer's default
 # Cars laid a few millimetres off their spaces, as on real tables (a car's middle up to 3.5 mm off
 # a 7.5 mm wide space, so half of the car may stand beside it).
 SLOPPY = Hands(along_sd_mm=1.2, along_max_mm=3.5, across_sd_mm=1.6, across_max_mm=3.5, track_sd_mm=1.0)
-# Sloppy, and every double's claimed track pushed 1.5-4 mm towards its free lane (lanes ~9 mm apart).
-CROWDED = replace(SLOPPY, towards_free_lane_mm=(1.5, 4.0))
+# Every double's claimed track pushed 1.5-3.5 mm towards its free lane, each car laid carefully on
+# the track so pushed: the lanes lie ~9 mm apart, so the cars stay nearer their own lane, as a
+# player would still say.
+CROWDED = replace(CAREFUL, towards_free_lane_mm=(1.5, 3.5))
 HANDS = {"careful": CAREFUL, "sloppy": SLOPPY, "crowded": CROWDED}
 
 
