@@ -46,7 +46,8 @@ Plastic = Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]]  # a game's p
 @dataclass(frozen=True)
 class Hands:
     """How carefully players lay their cars: each car's offset from its space's middle, along it and
-    across it (normal, standard deviation, clipped to the largest), and a whole track's offset."""
+    across it (normal, standard deviation, clipped to the largest), a whole track's offset, and a
+    double's track pushed towards its free lane."""
 
     along_sd_mm: float = 0.8
     along_max_mm: float = 2.5
