@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from scoring.board import load_board
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -191,7 +193,6 @@ def test_doubt_margins_counts_every_track_of_the_played_boards_by_contest(render
     assert all(int(lanes) <= int(under) <= int(n) and int(w) <= int(under) for _, n, under, lanes, w, _ in kinds)
     leans = re.findall(r"(beyond|side|before):(\d+)/(\d+)", line[0].split("doubles_under_by_lean=")[1])
     assert [name for name, _, _ in leans] == ["beyond", "side", "before"]
-    from scoring.board import load_board
     assert sum(int(n) for _, _, n in leans) == 2 * int(np.sum(np.array(load_board().double_ids) >= 0))  # every lane, twice
     assert sum(int(u) for _, u, _ in leans) == sum(int(k[3]) for k in kinds)  # the doubles under the mark, by lean
     assert all(int(u) <= int(n) for _, u, n in leans)
