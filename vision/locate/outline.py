@@ -46,6 +46,7 @@ from vision.locate.dots import dot_map
 from vision.rectify import BOARD_MM, flatten, shrink
 
 BAND_MM = load_board().score_track_mm  # width of the score-track band
+_CUT_SEED = 0  # the map cut's random start (`cut_map_quads`): any fixed value
 
 
 @dataclasses.dataclass(frozen=True)
@@ -202,6 +203,9 @@ def cut_map_quads(small: np.ndarray, cfg: OutlineConfig = OutlineConfig()) -> li
     f = cfg.cut_frame_px
     seeds[:f], seeds[-f:], seeds[:, :f], seeds[:, -f:] = cv2.GC_BGD, cv2.GC_BGD, cv2.GC_BGD, cv2.GC_BGD
     models = np.zeros((1, 65)), np.zeros((1, 65))  # (GrabCut's own: background, foreground mixtures)
+    # GrabCut starts its mixtures by k-means from OpenCV's shared random state: seeded, so that a
+    # photo is cut the same way whatever was read before it in the same process.
+    cv2.setRNGSeed(_CUT_SEED)
     cv2.grabCut(smooth, seeds, None, *models, cfg.cut_iterations, cv2.GC_INIT_WITH_MASK)
     cut = ((seeds == cv2.GC_FGD) | (seeds == cv2.GC_PR_FGD)).astype(np.uint8)
     n, labels, stats, _ = cv2.connectedComponentsWithStats(cut, connectivity=cfg.quads.connectivity)
