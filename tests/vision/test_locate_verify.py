@@ -61,6 +61,27 @@ def test_the_dots_confirm_the_true_outline_and_no_other_turn(photos):
             assert not verified(turned, CFG.dots), (k, turned)
 
 
+def test_the_dots_confirm_a_board_under_two_lights_of_different_colours(photos):
+    """Daylight from one side, a warm lamp on the other: each dot's own paper balances its colours
+    (`local_paper_gains`), so every board is confirmed where the map's one balance may leave half
+    the dots out of copper's hues (it does on one of these), and no other turn is."""
+    one_balance = dataclasses.replace(CFG.dots, local_paper_mm=0.0)
+    lost = 0
+    for p in photos:
+        img = p.image_bgr.astype(np.float32)
+        w = img.shape[1]
+        ramp = np.clip((np.arange(w) - 0.4 * w) / (0.2 * w), 0, 1)[None, :, None]
+        gain = np.array([1.6, 1.0, 0.5]) * (1 - ramp) + np.array([0.5, 0.9, 1.6]) * ramp  # BGR: cool to warm
+        two = np.clip(img * gain, 0, 255).astype(np.uint8)
+        truth = np.asarray(p.corners_xy, float)
+        right = check_outline(two, truth, city_dots_mm(), CFG.dots)
+        assert verified(right, CFG.dots) and right.correction_mm < CFG.consistent_mm, right
+        lost += not verified(check_outline(two, truth, city_dots_mm(), one_balance), one_balance)
+        for k in (1, 2, 3):
+            assert not verified(check_outline(two, np.roll(truth, k, axis=0), city_dots_mm(), CFG.dots), CFG.dots)
+    assert lost >= 1  # the photos do test the local balance
+
+
 def test_the_dots_refuse_a_mirrored_board(photos):
     for p in photos:
         w = p.image_bgr.shape[1]

@@ -242,6 +242,9 @@ class DotConfig:
     paper_px_per_mm: float = 0.25
     map_inset_mm: float = 40.0
     paper_floor: float = 8.0
+    # Where the map's one gain leaves an outline unconfirmed, each dot's own paper within this square
+    # sets its gain (light of two colours over the board); 0: never.
+    local_paper_mm: float = 100.0
 
 
 @dataclass(frozen=True)

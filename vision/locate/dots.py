@@ -67,14 +67,38 @@ def dot_map(flat_bgr: np.ndarray, px_per_mm: float, cfg: DotConfig = DotConfig()
 def paper_gain(image_bgr: np.ndarray, board_to_image: np.ndarray, cfg: DotConfig = DotConfig()) -> np.ndarray:
     """(3,) per-channel gains that make the map's paper (the median of the map, coarsely
     flattened) a neutral light grey: a colour cast in the light shifts copper out of its hues."""
+    flat, m = _coarse_map(image_bgr, board_to_image, cfg)
+    paper = np.median(flat[m:-m, m:-m].reshape(-1, CHANNELS), axis=0).astype(np.float64)
+    return cfg.paper_grey / np.maximum(paper, cfg.paper_floor)
+
+
+def local_paper_gains(image_bgr: np.ndarray, board_to_image: np.ndarray, at_mm: np.ndarray,
+                      cfg: DotConfig = DotConfig()) -> np.ndarray:
+    """(n, 3) gains as `paper_gain`'s, each from the paper within `cfg.local_paper_mm` of a point of
+    `at_mm` (board mm): where two lights of different colours share the board (a lamp on one side,
+    a window on the other) the cast differs from place to place, and one gain for the whole map
+    leaves the dots of one side out of copper's hues."""
+    flat, m = _coarse_map(image_bgr, board_to_image, cfg)
+    h, w = flat.shape[:2]
+    r = max(1, int(round(0.5 * cfg.local_paper_mm * cfg.paper_px_per_mm)))
+    out = np.empty((len(at_mm), CHANNELS))
+    for i, (x, y) in enumerate(np.asarray(at_mm, np.float64)):
+        # The square round the point, slid inside the map (never onto the score track).
+        cx = int(np.clip(round(x * cfg.paper_px_per_mm), m + r, w - m - r))
+        cy = int(np.clip(round(y * cfg.paper_px_per_mm), m + r, h - m - r))
+        paper = np.median(flat[cy - r:cy + r + 1, cx - r:cx + r + 1].reshape(-1, CHANNELS), axis=0)
+        out[i] = cfg.paper_grey / np.maximum(paper.astype(np.float64), cfg.paper_floor)
+    return out
+
+
+def _coarse_map(image_bgr: np.ndarray, board_to_image: np.ndarray, cfg: DotConfig) -> tuple[np.ndarray, int]:
+    """The board flattened at `cfg.paper_px_per_mm`, and the map's inset from its edge in pixels."""
     s = 1.0 / cfg.paper_px_per_mm
     w, h = int(BOARD_MM[0] / s), int(BOARD_MM[1] / s)
     to_mm = np.array([[s, 0, 0.5 * s], [0, s, 0.5 * s], [0, 0, 1.0]])
     flat = cv2.warpPerspective(image_bgr, board_to_image @ to_mm, (w, h),
                                flags=cv2.INTER_AREA | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE)
-    m = int(round(cfg.map_inset_mm / s))
-    paper = np.median(flat[m:-m, m:-m].reshape(-1, CHANNELS), axis=0).astype(np.float64)
-    return cfg.paper_grey / np.maximum(paper, cfg.paper_floor)
+    return flat, int(round(cfg.map_inset_mm / s))
 
 
 def dot_windows(image_bgr: np.ndarray, board_to_image: np.ndarray, px_per_mm: float, expected_mm: np.ndarray,
@@ -84,21 +108,23 @@ def dot_windows(image_bgr: np.ndarray, board_to_image: np.ndarray, px_per_mm: fl
     should be, with the board mm of the window's top left: the costly part of finding the dots,
     done once however the peaks are then taken (`dot_peaks`). `board_to_image` maps board mm to
     `image_bgr`'s pixels; only a window round each dot is flattened (at `px_per_mm`), not the
-    whole board; `gain` (see `paper_gain`) scales its colours first."""
+    whole board; `gain` (see `paper_gain`; or (n, 3), one a dot, see `local_paper_gains`) scales
+    its colours first."""
     r = max(1, int(round(reach_mm * px_per_mm)))
     pad = int(round(cfg.surround_mm * px_per_mm / 2)) + 1  # the surround the response subtracts
     side = 2 * (r + pad) + 1
     s = 1.0 / px_per_mm
     out = []
-    for x, y in expected_mm:
+    gains = None if gain is None else np.broadcast_to(np.asarray(gain, np.float64), (len(expected_mm), CHANNELS))
+    for i, (x, y) in enumerate(expected_mm):
         # Window pixel (j, i) shows board point (x0 + (j + 0.5) s, y0 + (i + 0.5) s).
         x0 = (round(x * px_per_mm - 0.5) - r - pad) * s
         y0 = (round(y * px_per_mm - 0.5) - r - pad) * s
         win_to_mm = np.array([[s, 0, x0 + 0.5 * s], [0, s, y0 + 0.5 * s], [0, 0, 1.0]])
         patch = cv2.warpPerspective(image_bgr, board_to_image @ win_to_mm, (side, side),
                                     flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE)
-        if gain is not None:
-            patch = np.clip(patch * gain, 0, BYTE_MAX).astype(np.uint8)
+        if gains is not None:
+            patch = np.clip(patch * gains[i], 0, BYTE_MAX).astype(np.uint8)
         # The response without its padding; its pixel (j, i) shows board point x0 + (j + pad + 0.5) s.
         out.append((dot_map(patch, px_per_mm, cfg)[pad:-pad, pad:-pad], x0 + pad * s, y0 + pad * s))
     return out
@@ -157,15 +183,29 @@ def check_outline(image_bgr: np.ndarray, corners_xy, dots_mm: np.ndarray, cfg: D
     right an outline further off, check the corrected one again: `vision.locate` does.) Where the
     strongest peaks (`cfg.strong_share`) do not confirm it, a `fallback_share` takes each dot's
     nearest peak of at least that share instead, from the same responses, and the verdict more
-    dots agree with is kept."""
+    dots agree with is kept. Where neither confirms it, each dot is looked for again with its own
+    neighbourhood's white balance (`local_paper_gains`: light of two colours), the same way."""
     corners = np.asarray(corners_xy, dtype=np.float64).reshape(CORNERS, 2)
     failed = DotCheck(0, len(dots_mm), float("inf"), float("inf"), corners)
     try:
         H_photo = board_to_photo_homography(corners)
-        windows = dot_windows(image_bgr, H_photo, cfg.px_per_mm, dots_mm, cfg.reach_mm,
-                              gain=paper_gain(image_bgr, H_photo, cfg), cfg=cfg)
+        check = _check_balanced(image_bgr, H_photo, paper_gain(image_bgr, H_photo, cfg), dots_mm, failed, cfg,
+                                fallback_share)
+        if not verified(check, cfg) and cfg.local_paper_mm > 0:
+            local = _check_balanced(image_bgr, H_photo, local_paper_gains(image_bgr, H_photo, dots_mm, cfg),
+                                    dots_mm, failed, cfg, fallback_share)
+            if local.found > check.found:
+                check = local
     except (ValueError, cv2.error):
         return failed
+    return check
+
+
+def _check_balanced(image_bgr: np.ndarray, H_photo: np.ndarray, gain: np.ndarray, dots_mm: np.ndarray,
+                    failed: DotCheck, cfg: DotConfig, fallback_share: float | None) -> DotCheck:
+    """The dots' verdict with colours scaled by `gain`: each dot its strongest peak, or (where those
+    do not confirm the outline) its nearest of at least `fallback_share`, whichever more dots agree."""
+    windows = dot_windows(image_bgr, H_photo, cfg.px_per_mm, dots_mm, cfg.reach_mm, gain=gain, cfg=cfg)
     check = _fit_dots(*dot_peaks(windows, cfg.px_per_mm, cfg.strong_share, cfg), dots_mm, H_photo, failed, cfg)
     if fallback_share is not None and not verified(check, cfg):
         near = _fit_dots(*dot_peaks(windows, cfg.px_per_mm, fallback_share, cfg), dots_mm, H_photo, failed, cfg)
