@@ -17,6 +17,7 @@ from ttr_testing import corner_error_pct
 
 from scoring.board import load_board
 from vision.locate import BoardCutOff, BoardNotFound, locate_board, scale_location
+from vision.locate.outline import BAND_MM
 from vision.rectify import (
     BOARD_MM,
     board_to_photo_homography,
@@ -211,6 +212,51 @@ def test_the_map_cut_is_the_same_whatever_was_read_before():
         cv2.setRNGSeed(seed)  # what another photo's reading may leave behind
         again = outline.cut_map_quads(small)
         assert len(again) == len(first) and all(np.array_equal(a, b) for a, b in zip(again, first))
+
+
+def _with_a_blob_on_the_right_side(photo, truth):
+    """`photo` with a disc of the band's own colour (taken half a band in from the middle of the
+    board's right side) laid against that side outside the board: glare or a patch of light, a
+    red-brown box or cloth touching the board."""
+    mid, left = 0.5 * (truth[1] + truth[2]), 0.5 * (truth[0] + truth[3])
+    inward = (left - mid) / np.linalg.norm(left - mid)
+    width = np.linalg.norm(truth[1] - truth[0])
+    at = mid + inward * 0.5 * BAND_MM / BOARD_MM[0] * width
+    colour = photo[int(at[1]), int(at[0])].tolist()
+    out = photo.copy()
+    cv2.circle(out, tuple(int(v) for v in mid - inward * 0.12 * width), int(0.14 * width), colour, -1, cv2.LINE_AA)
+    return out
+
+
+@pytest.mark.parametrize("seed,kind", [(1, "dark"), (2, "cloth")])
+def test_a_blob_of_the_bands_colour_touching_the_board_leaves_its_sides_found(seed, kind):
+    """`outline.supported_quads`: a blob touching the board grows the band's past the board, yet
+    the board's four sides are still followed along their length, so a quad of theirs is the
+    board's (any corner first, either way round); and the locator finds it."""
+    from vision.locate import LocateConfig, outline
+    from vision.rectify import shrink
+
+    photo, truth = synthetic_photo(seed, kind=kind)
+    blob = _with_a_blob_on_the_right_side(photo, truth)
+    small, scale = shrink(blob, LocateConfig().work_side)
+    quads = [(q + 0.5) / scale - 0.5 for q in outline.supported_quads(small)]
+
+    def off(q):
+        return min(corner_error_pct(np.roll(c, k, axis=0), truth) for c in (q, q[::-1]) for k in range(4))
+
+    assert quads and min(off(q) for q in quads) < 0.5
+    assert corner_error_pct(locate_board(blob).corners_xy, truth) < 0.5
+
+
+def test_a_table_alone_gives_no_quad_of_followed_sides():
+    """A blob that fills the frame is followed along the photo's edge only: that is the crop, not
+    a board's side, so no quad of it comes back."""
+    from vision.locate import LocateConfig, outline
+    from vision.rectify import shrink
+
+    for kind in ("wood", "dark", "cloth", "cherry"):
+        small, _ = shrink(background(np.random.default_rng(1), (1000, 750), kind), LocateConfig().work_side)
+        assert outline.supported_quads(small) == [], kind
 
 
 @pytest.mark.parametrize("kind", ["wood", "dark", "cloth", "cherry"])

@@ -23,7 +23,9 @@ The stages, each its own module:
    the print again with every feature of the photo (a checked cloth's corners fill the first
    match's budget); then, in a large photo, the colour outlines of a board small in the frame yet
    seen finer than the dots need (`outline.for_photo`); last, the map cut from the table by this
-   photo's own colours of the two (`outline.cut_map_quads`: a table of the band's colour);
+   photo's own colours of the two (`outline.cut_map_quads`: a table of the band's colour); and
+   the quads whose four sides the colour masks follow, whatever else touches the board
+   (`outline.supported_quads`: glare, a patch of light, a checked cloth of the band's colour);
 4. choose: the first outline the dots confirm and would move by less than `consistent_mm` stands
    as found. An outline some dots agree with is put right by them (their homography) and checked
    afresh, up to `corrections` times;
@@ -185,6 +187,12 @@ def _outlines(img, small, scale, outlines, ref, cfg):
         corners = corners if refitted is None else refitted
         if _not_tried(corners, tried):
             yield outline.board_order(small, scale, corners, cfg.outline, cfg.dots), "map cut", False
+    # Then the quads whose four sides the colour masks' blobs follow, whatever else those blobs take
+    # in: glare, a patch of light or a checked cloth touching the board (`outline.supported_quads`).
+    for q in outline.supported_quads(small, cfg.outline):
+        corners = (q + 0.5) / scale - 0.5
+        if _not_tried(corners, tried):
+            yield outline.board_order(small, scale, corners, cfg.outline, cfg.dots), "sides followed", False
 
 
 def _every_outline(img, small, scale, search: OutlineConfig, tried: list, cfg, source: str):

@@ -89,6 +89,14 @@ class QuadConfig:
     wrap_points: int = 1500
     wrap_share: float = 0.95
     wrap_tolerance: float = 0.008
+    # Last (`outline.supported_quads`): of the same fours, the best `supported` a mask whose worst side
+    # the outline follows (within `support_px`) along `min_support` of its length at least, sampled
+    # `support_samples` times between its ends less `support_skip` (the light corner medallions).
+    supported: int = 2
+    min_support: float = 0.5
+    support_px: float = 2.0
+    support_samples: int = 60
+    support_skip: float = 0.07
     # A hull's quad: the hull simplified to within `hull_simplify` of its perimeter, its longest
     # `hull_sides` sides (none under `hull_min_side` of the perimeter) combined in fours; the
     # smallest quad that wraps the hull (`hull_min_cover` of its area at least, for rounding) and

@@ -271,24 +271,9 @@ def _quads_from_mask(mask: np.ndarray, cfg: QuadConfig) -> list[np.ndarray]:
     large blob alone, blobs lying close to it are merged with it.
     """
     h, w = mask.shape[:2]
-    k = max(cfg.close_min_px, int(round(max(h, w) / cfg.close_per_side)) | 1)
-    mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
-    n, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=cfg.connectivity)
-    areas = stats[:, cv2.CC_STAT_AREA].copy()
-    areas[0] = 0
-    big = [i for i in np.argsort(-areas) if areas[i] >= cfg.min_blob_share * h * w][:cfg.max_blobs]
+    big, outline, areas, stats = _big_blobs(mask, cfg)
     if not big:
         return []
-    # Outer outline of each big blob (far fewer points than the blob, same hull).
-    outline: dict[int, np.ndarray] = {}
-    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-    wanted = set(int(i) for i in big)
-    for c in contours:
-        x, y = c[0, 0]
-        lab = int(labels[y, x])
-        if lab in wanted:
-            outline[lab] = np.vstack([outline[lab], c.reshape(-1, 2)]) if lab in outline else c.reshape(-1, 2)
-    big = [int(i) for i in big if int(i) in outline]
     quads = []
     hq = _hough_quad([outline[i] for i in big], (w, h), cfg)
     if hq is not None:
@@ -318,6 +303,79 @@ def _quads_from_mask(mask: np.ndarray, cfg: QuadConfig) -> list[np.ndarray]:
     return quads
 
 
+def _big_blobs(mask: np.ndarray, cfg: QuadConfig):
+    """The mask closed, and its large blobs: their labels (largest first), each one's outer outline
+    (far fewer points than the blob, same hull), every blob's area and its stats."""
+    h, w = mask.shape[:2]
+    k = max(cfg.close_min_px, int(round(max(h, w) / cfg.close_per_side)) | 1)
+    mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=cfg.connectivity)
+    areas = stats[:, cv2.CC_STAT_AREA].copy()
+    areas[0] = 0
+    big = [i for i in np.argsort(-areas) if areas[i] >= cfg.min_blob_share * h * w][:cfg.max_blobs]
+    outline: dict[int, np.ndarray] = {}
+    if big:
+        contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+        wanted = set(int(i) for i in big)
+        for c in contours:
+            x, y = c[0, 0]
+            lab = int(labels[y, x])
+            if lab in wanted:
+                outline[lab] = np.vstack([outline[lab], c.reshape(-1, 2)]) if lab in outline else c.reshape(-1, 2)
+    return [int(i) for i in big if int(i) in outline], outline, areas, stats
+
+
+def supported_quads(small: np.ndarray, cfg: OutlineConfig = OutlineConfig()) -> list[np.ndarray]:
+    """Board quadrilaterals in `small`'s pixels whose four sides the colour masks' blobs run along,
+    whatever else those blobs take in, best supported first (each mask's best `cfg.quads.supported`).
+
+    Where glare, a patch of light or a checked cloth of the band's colour touches the board, its
+    blob grows past the board: no quad wraps it (`_hough_quad`) and its hull is not the board's.
+    The board's four sides are still long straight runs of the blob's outline, each followed along
+    most of its length, which the other lines' quads are not."""
+    k = cfg.colours.denoise_px
+    smooth = cv2.blur(small, (k, k))
+    h, w = small.shape[:2]
+    out = []
+    for level in ("strict", "map", "tight", "loose"):
+        mask = map_mask(smooth, None, cfg.colours) if level == "map" else border_mask(smooth, level, cfg.colours)
+        big, outline, _, _ = _big_blobs(mask, cfg.quads)
+        quads = _best_supported([outline[i] for i in big], (w, h), cfg.quads)
+        out += _step_out(quads) if level == "map" else quads
+    return out
+
+
+def _best_supported(outlines: list[np.ndarray], size_wh, cfg: QuadConfig) -> list[np.ndarray]:
+    """Of the quads of four strong Hough lines on `outlines`, the best `cfg.supported` by their worst
+    side's share followed by the outlines (within `support_px`, the corners' medallions and the
+    frame's edge left out), that share `min_support` at least."""
+    w, h = size_wh
+    edges = _outline_edges(outlines, size_wh)
+    kept = _hough_lines(edges, cfg)
+    if kept is None:
+        return []
+    off = cv2.distanceTransform(BYTE_MAX - edges, cv2.DIST_L2, cv2.DIST_MASK_PRECISE)
+    t = np.linspace(cfg.support_skip, 1.0 - cfg.support_skip, cfg.support_samples)[:, None]
+    scored = []
+    for q in _line_quads(kept, cfg):
+        if q is None or _area(q) < cfg.min_quad_share * w * h:
+            continue
+        worst = 1.0
+        for j in range(CORNERS):
+            a, b = q[j], q[(j + 1) % CORNERS]
+            xy = np.rint(a + t * (b - a)).astype(int)
+            # A blob's outline along the frame's edge is the photo's crop, not a side seen.
+            m = int(np.ceil(2 * cfg.support_px))
+            seen = (xy[:, 0] >= m) & (xy[:, 0] < w - m) & (xy[:, 1] >= m) & (xy[:, 1] < h - m)
+            near = np.zeros(len(xy), bool)
+            near[seen] = off[xy[seen, 1], xy[seen, 0]] <= cfg.support_px
+            worst = min(worst, float(near.mean()))
+        if worst >= cfg.min_support:
+            scored.append((worst, q))
+    scored.sort(key=lambda s: -s[0])
+    return [q for _, q in scored[:cfg.supported]]
+
+
 class _Line(NamedTuple):
     """A Hough line kept: a point on it, its direction, its outward normal's angle, its distance
     from the outline's centre, and its rank (0: the strongest)."""
@@ -329,15 +387,17 @@ class _Line(NamedTuple):
     rank: int
 
 
-def _hough_quad(outlines: list[np.ndarray], size_wh, cfg: QuadConfig) -> np.ndarray | None:
-    """The quadrilateral of four straight outline runs with the most support (Hough lines).
-
-    Unlike a hull, this ignores clutter beside the board (cars, a red box) as long as the board's
-    four sides are the longest straight runs of band outline that wrap (almost) all of it.
-    """
+def _outline_edges(outlines: list[np.ndarray], size_wh) -> np.ndarray:
     w, h = size_wh
     edges = np.zeros((h, w), np.uint8)
     cv2.drawContours(edges, [o.reshape(-1, 1, 2) for o in outlines], -1, BYTE_MAX, 1)
+    return edges
+
+
+def _hough_lines(edges: np.ndarray, cfg: QuadConfig) -> list[_Line] | None:
+    """The `cfg.hough_kept` strongest distinct straight runs of `edges` (Hough lines), or None when
+    there are too few for a quad."""
+    h, w = edges.shape
     pts = np.column_stack(np.nonzero(edges)[::-1]).astype(np.float64)
     if len(pts) < cfg.hough_min_points:
         return None
@@ -360,9 +420,13 @@ def _hough_quad(outlines: list[np.ndarray], size_wh, cfg: QuadConfig) -> np.ndar
         kept.append(_Line(nrm * rho, np.array([-nrm[1], nrm[0]]), phi, dist, len(kept)))
         if len(kept) >= cfg.hough_kept:
             break
-    if len(kept) < CORNERS:
-        return None
-    sub = pts[:: max(1, len(pts) // cfg.wrap_points)]
+    return kept if len(kept) >= CORNERS else None
+
+
+def _line_quads(kept: list[_Line], cfg: QuadConfig):
+    """The convex clockwise quad of every four of the lines whose normals turn by
+    `min_corner_deg`-`max_corner_deg` from one to the next (a board seen aslant), strongest first;
+    None for a four whose sides do not meet in a convex quad."""
     combos = []
     for combo in itertools.combinations(range(len(kept)), CORNERS):
         ls = sorted((kept[i] for i in combo), key=lambda k: k.phi)
@@ -371,17 +435,33 @@ def _hough_quad(outlines: list[np.ndarray], size_wh, cfg: QuadConfig) -> np.ndar
             continue
         combos.append((sum(k.rank for k in ls), ls))
     combos.sort(key=lambda c: c[0])  # Hough returns lines strongest first: low rank sum = strong
-    for _, ls in combos[:cfg.hough_quads]:
+    for _, ls in combos:
         q = []
         for j in range(CORNERS):
             p = _line_intersection((ls[j - 1].point, ls[j - 1].direction), (ls[j].point, ls[j].direction))
             if p is None:
                 break
             q.append(p)
-        if len(q) != CORNERS:
-            continue
-        q = _clockwise(np.array(q))
-        if not _convex(q) or _area(q) < cfg.min_quad_share * w * h:
+        q = _clockwise(np.array(q)) if len(q) == CORNERS else None
+        yield q if q is not None and _convex(q) else None
+
+
+def _hough_quad(outlines: list[np.ndarray], size_wh, cfg: QuadConfig) -> np.ndarray | None:
+    """The quadrilateral of four straight outline runs with the most support (Hough lines).
+
+    Unlike a hull, this ignores clutter beside the board (cars, a red box) as long as the board's
+    four sides are the longest straight runs of band outline that wrap (almost) all of it.
+    """
+    w, h = size_wh
+    edges = _outline_edges(outlines, size_wh)
+    kept = _hough_lines(edges, cfg)
+    if kept is None:
+        return None
+    pts = np.column_stack(np.nonzero(edges)[::-1]).astype(np.float64)
+    diag = float(np.hypot(w, h))
+    sub = pts[:: max(1, len(pts) // cfg.wrap_points)]
+    for q in itertools.islice(_line_quads(kept, cfg), cfg.hough_quads):
+        if q is None or _area(q) < cfg.min_quad_share * w * h:
             continue
         if _inside_share(q, sub, tol=cfg.wrap_tolerance * diag) >= cfg.wrap_share:
             return q
