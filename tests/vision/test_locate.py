@@ -248,6 +248,29 @@ def test_a_blob_of_the_bands_colour_touching_the_board_leaves_its_sides_found(se
     assert corner_error_pct(locate_board(blob).corners_xy, truth) < 0.5
 
 
+def test_the_layout_takes_a_quad_of_followed_sides_only_where_nothing_before_is_confirmed():
+    """Where the dots cannot see the board, the tracks' coarse layout confirms an outline, and its
+    score says little of how fine one is (here 0.3 % off scores above the truth, 0.6 % off a little
+    below): a quad of followed sides would be taken as readily as a finer outline found before,
+    so those found before are asked first, and the quads only where none of them is confirmed."""
+    from vision.locate import LocateConfig, _by_layout, _check
+    from vision.rectify import photo_px_per_mm, shrink
+    from vision.synth.render import render_photo
+
+    cfg = LocateConfig()
+    p = render_photo(np.random.default_rng(8), {"red": [0, 5, 9, 40], "blue": [12, 60, 77]}, size_wh=(640, 480))
+    truth = np.asarray(p.corners_xy, float)
+    assert photo_px_per_mm(truth) < cfg.min_px_per_mm  # too small for the dots
+    small, scale = shrink(p.image_bgr, cfg.work_side)
+    diag = np.linalg.norm(truth[2] - truth[0])
+    off = truth + np.array([[1, 0], [0, 1], [-1, 0], [0, -1]]) * 0.006 * diag
+    found = [_check(small, scale, off, "colour", cfg), _check(small, scale, truth, "sides followed", cfg)]
+    assert _by_layout(p.image_bgr, found, cfg) is found[1]  # by score alone: the later one
+    assert _by_layout(p.image_bgr, found, cfg, last_resort=1) is found[0]
+    turned = _check(small, scale, np.roll(off, 2, axis=0), "colour", cfg)  # one the layout refuses
+    assert _by_layout(p.image_bgr, [turned, found[1]], cfg, last_resort=1) is found[1]
+
+
 def test_a_table_alone_gives_no_quad_of_followed_sides():
     """A blob that fills the frame is followed along the photo's edge only: that is the crop, not
     a board's side, so no quad of it comes back."""

@@ -65,6 +65,7 @@ from vision.reading import BoardLocation
 from vision.rectify import BOARD_MM, board_to_photo_homography, photo_px_per_mm, shrink
 
 BAND_MM = outline.BAND_MM
+FOLLOWED = "sides followed"  # the source of the last outlines tried (`outline.supported_quads`)
 MSG_UNSURE = ("the board's outline is uncertain: check the corners (or retake the photo from above, "
               "in even light)")
 
@@ -96,7 +97,10 @@ def locate_board(image_bgr: np.ndarray, cfg: LocateConfig = LocateConfig()) -> B
     # Cheapest and likeliest first: the best colour outline, the print, then every colour outline.
     outlines, cut = outline.find_outlines(img, small, scale, cfg=cfg.outline)
     found: list[_Found] = []
+    last_resort = None  # where the quads of followed sides begin in `found`
     for corners, source, refined in _outlines(img, small, scale, outlines, ref, cfg):
+        if source == FOLLOWED and last_resort is None:
+            last_resort = len(found)
         found += _confirm(img, small, scale, corners, source, cfg, refined)
         if _stands(found[-1], cfg):
             break
@@ -113,7 +117,7 @@ def locate_board(image_bgr: np.ndarray, cfg: LocateConfig = LocateConfig()) -> B
         across = photo_px_per_mm(seen.corners_xy) * BOARD_MM[0] if seen is not None else np.inf
         small_board = across < cfg.min_px_per_mm * BOARD_MM[0]
         is_blurred = seen is not None and _blurred(img, seen, cfg)
-        by_layout = _by_layout(img, found, cfg) if small_board or is_blurred else None
+        by_layout = _by_layout(img, found, cfg, last_resort) if small_board or is_blurred else None
         if by_layout is None:
             if _mirrored(small, ref, cfg):
                 raise BoardMirrored()
@@ -192,7 +196,7 @@ def _outlines(img, small, scale, outlines, ref, cfg):
     for q in outline.supported_quads(small, cfg.outline):
         corners = (q + 0.5) / scale - 0.5
         if _not_tried(corners, tried):
-            yield outline.board_order(small, scale, corners, cfg.outline, cfg.dots), "sides followed", False
+            yield outline.board_order(small, scale, corners, cfg.outline, cfg.dots), FOLLOWED, False
 
 
 def _every_outline(img, small, scale, search: OutlineConfig, tried: list, cfg, source: str):
@@ -248,15 +252,21 @@ def _blurred(img, seen: _Found, cfg: LocateConfig) -> bool:
         return False
 
 
-def _by_layout(img, found: list[_Found], cfg: LocateConfig) -> _Found | None:
+def _by_layout(img, found: list[_Found], cfg: LocateConfig, last_resort: int | None = None) -> _Found | None:
     """Where the city dots cannot confirm an outline: of the outlines found (the dots' corrections
-    among them, right or steered by chance specks), the one the tracks' layout confirms best."""
-    best, best_score = None, -np.inf
-    for f in found:
-        chk = check_layout(img, f.corners_xy, cfg.layout)
-        if layout_confirmed(chk, cfg.layout) and chk.score > best_score:
-            best, best_score = f, chk.score
-    return best
+    among them, right or steered by chance specks), the one the tracks' layout confirms best; those
+    from index `last_resort` on (the quads of followed sides) only where none before is confirmed,
+    since the layout's coarse check would take one of them as readily as a finer outline."""
+    k = len(found) if last_resort is None else last_resort
+    for tier in (found[:k], found[k:]):
+        best, best_score = None, -np.inf
+        for f in tier:
+            chk = check_layout(img, f.corners_xy, cfg.layout)
+            if layout_confirmed(chk, cfg.layout) and chk.score > best_score:
+                best, best_score = f, chk.score
+        if best is not None:
+            return best
+    return None
 
 
 def _mirrored(small, ref, cfg) -> bool:
