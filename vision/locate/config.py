@@ -89,9 +89,9 @@ class QuadConfig:
     wrap_points: int = 1500
     wrap_share: float = 0.95
     wrap_tolerance: float = 0.008
-    # Last (`outline.supported_quads`): of the same fours, the best `supported` a mask whose worst side
-    # the outline follows (within `support_px`) along `min_support` of its length at least, sampled
-    # `support_samples` times between its ends less `support_skip` (the light corner medallions).
+    # Last (`outline.supported_quads`): of the same fours, each mask's best `supported` by the share of
+    # its worst side that the outline follows (within `support_px`), `min_support` at least; a side is
+    # sampled `support_samples` times between its ends less `support_skip` (the corner medallions).
     supported: int = 2
     min_support: float = 0.5
     support_px: float = 2.0

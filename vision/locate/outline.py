@@ -356,6 +356,7 @@ def _best_supported(outlines: list[np.ndarray], size_wh, cfg: QuadConfig) -> lis
         return []
     off = cv2.distanceTransform(BYTE_MAX - edges, cv2.DIST_L2, cv2.DIST_MASK_PRECISE)
     t = np.linspace(cfg.support_skip, 1.0 - cfg.support_skip, cfg.support_samples)[:, None]
+    m = int(np.ceil(2 * cfg.support_px))  # a blob's outline along the frame's edge is the crop, not a side
     scored = []
     for q in _line_quads(kept, cfg):
         if q is None or _area(q) < cfg.min_quad_share * w * h:
@@ -364,8 +365,6 @@ def _best_supported(outlines: list[np.ndarray], size_wh, cfg: QuadConfig) -> lis
         for j in range(CORNERS):
             a, b = q[j], q[(j + 1) % CORNERS]
             xy = np.rint(a + t * (b - a)).astype(int)
-            # A blob's outline along the frame's edge is the photo's crop, not a side seen.
-            m = int(np.ceil(2 * cfg.support_px))
             seen = (xy[:, 0] >= m) & (xy[:, 0] < w - m) & (xy[:, 1] >= m) & (xy[:, 1] < h - m)
             near = np.zeros(len(xy), bool)
             near[seen] = off[xy[seen, 1], xy[seen, 0]] <= cfg.support_px
