@@ -29,6 +29,7 @@ from vision.locate.dots import (
     dot_peaks,
     dot_windows,
     find_dots,
+    local_paper_gains,
     verified,
 )
 from vision.rectify import BOARD_MM, shrink
@@ -80,6 +81,24 @@ def test_the_dots_confirm_a_board_under_two_lights_of_different_colours(photos):
         for k in (1, 2, 3):
             assert not verified(check_outline(two, np.roll(truth, k, axis=0), city_dots_mm(), CFG.dots), CFG.dots)
     assert lost >= 1  # the photos do test the local balance
+
+
+@given(left=st.tuples(*[st.integers(90, 250)] * 3), right=st.tuples(*[st.integers(90, 250)] * 3))
+@settings(max_examples=25, deadline=None)
+def test_each_dots_white_is_the_paper_round_it(left, right):
+    """`local_paper_gains`: on a board seen straight, its left half paper of one colour and its right
+    half another, a point well inside either half gets the gains that make that half's paper
+    `paper_grey`."""
+    cfg = CFG.dots
+    ppm = 0.5
+    w, h = int(BOARD_MM[0] * ppm), int(BOARD_MM[1] * ppm)
+    img = np.empty((h, w, 3), np.uint8)
+    img[:, : w // 2], img[:, w // 2:] = left, right
+    to_image = np.diag([ppm, ppm, 1.0])  # board mm -> pixels, the board filling the image
+    at = np.array([[0.2 * BOARD_MM[0], 0.5 * BOARD_MM[1]], [0.8 * BOARD_MM[0], 0.5 * BOARD_MM[1]]])
+    gains = local_paper_gains(img, to_image, at, cfg)
+    for g, paper in zip(gains, (left, right)):
+        np.testing.assert_allclose(g * np.array(paper), cfg.paper_grey, rtol=0.02)
 
 
 def test_the_dots_refuse_a_mirrored_board(photos):
