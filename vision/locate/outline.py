@@ -47,6 +47,8 @@ from vision.rectify import BOARD_MM, flatten, shrink
 
 BAND_MM = load_board().score_track_mm  # width of the score-track band
 _CUT_SEED = 0  # the map cut's random start (`cut_map_quads`): any fixed value
+# The colour masks candidates come from, likeliest first: the band's three limits and the pale map.
+LEVELS = ("strict", "map", "tight", "loose")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -156,15 +158,20 @@ def _coarse_quads(small: np.ndarray, cfg: OutlineConfig):
     """Candidate board quadrilaterals (4, 2) in `small`'s pixels, clockwise on screen, likeliest
     first (a generator: the search stops at the first clean fit)."""
     seen: list[np.ndarray] = []
-    k = cfg.colours.denoise_px
-    smooth = cv2.blur(small, (k, k))  # sensor noise would speckle the colour masks
-    for level in ("strict", "map", "tight", "loose"):
+    smooth = _denoised(small, cfg)
+    for level in LEVELS:
         quads = (_quads_from_map(smooth, cfg) if level == "map"
                  else _quads_from_mask(border_mask(smooth, level, cfg.colours), cfg.quads))
         for q in quads:
             if not any(np.allclose(q, p, atol=cfg.quads.same_px) for p in seen):
                 seen.append(q)
                 yield q, level == "map"
+
+
+def _denoised(image: np.ndarray, cfg: OutlineConfig) -> np.ndarray:
+    """`image` box-blurred (`denoise_px`): sensor noise would speckle the colour masks."""
+    k = cfg.colours.denoise_px
+    return cv2.blur(image, (k, k))
 
 
 def _when(condition, make):
@@ -177,8 +184,7 @@ def _warm_map_quads(small: np.ndarray, cfg: OutlineConfig):
     """Last-resort candidates (as `_coarse_quads`), when no other candidate fits at all: in warm
     light over a wooden table the band's colours are everywhere and the map itself is too saturated
     for `map_mask`, so the map is taken as the photo's least saturated bright part."""
-    k = cfg.colours.denoise_px
-    smooth = cv2.blur(small, (k, k))
+    smooth = _denoised(small, cfg)
     limit = _least_saturated_limit(smooth, cfg.colours)
     if limit > cfg.colours.map_max_sat:
         for q in _quads_from_map(smooth, cfg, limit):
@@ -194,8 +200,7 @@ def cut_map_quads(small: np.ndarray, cfg: OutlineConfig = OutlineConfig()) -> li
     mixture of colours each, seeded by the pale part) and parts them where the image's edges are
     strongest: the map's edge against the band. The map is its largest part."""
     reduced, r = shrink(small, cfg.cut_side_px)
-    k = cfg.colours.denoise_px
-    smooth = cv2.blur(reduced, (k, k))
+    smooth = _denoised(reduced, cfg)
     pale = map_mask(smooth, max(_least_saturated_limit(smooth, cfg.colours), cfg.colours.map_max_sat), cfg.colours)
     if not pale.any():
         return []
@@ -333,11 +338,10 @@ def supported_quads(small: np.ndarray, cfg: OutlineConfig = OutlineConfig()) -> 
     blob grows past the board: no quad wraps it (`_hough_quad`) and its hull is not the board's.
     The board's four sides are still long straight runs of the blob's outline, each followed along
     most of its length, which the other lines' quads are not."""
-    k = cfg.colours.denoise_px
-    smooth = cv2.blur(small, (k, k))
+    smooth = _denoised(small, cfg)
     h, w = small.shape[:2]
     out = []
-    for level in ("strict", "map", "tight", "loose"):
+    for level in LEVELS:
         mask = map_mask(smooth, None, cfg.colours) if level == "map" else border_mask(smooth, level, cfg.colours)
         big, outline, _, _ = _big_blobs(mask, cfg.quads)
         quads = _best_supported([outline[i] for i in big], (w, h), cfg.quads)
@@ -351,7 +355,7 @@ def _best_supported(outlines: list[np.ndarray], size_wh, cfg: QuadConfig) -> lis
     frame's edge left out), that share `min_support` at least."""
     w, h = size_wh
     edges = _outline_edges(outlines, size_wh)
-    kept = _hough_lines(edges, cfg)
+    kept = _hough_lines(edges, _edge_points(edges), cfg)
     if kept is None:
         return []
     off = cv2.distanceTransform(BYTE_MAX - edges, cv2.DIST_L2, cv2.DIST_MASK_PRECISE)
@@ -393,11 +397,15 @@ def _outline_edges(outlines: list[np.ndarray], size_wh) -> np.ndarray:
     return edges
 
 
-def _hough_lines(edges: np.ndarray, cfg: QuadConfig) -> list[_Line] | None:
-    """The `cfg.hough_kept` strongest distinct straight runs of `edges` (Hough lines), or None when
-    there are too few for a quad."""
+def _edge_points(edges: np.ndarray) -> np.ndarray:
+    """(n, 2) x, y of the drawn pixels of `edges`."""
+    return np.column_stack(np.nonzero(edges)[::-1]).astype(np.float64)
+
+
+def _hough_lines(edges: np.ndarray, pts: np.ndarray, cfg: QuadConfig) -> list[_Line] | None:
+    """The `cfg.hough_kept` strongest distinct straight runs of `edges` (Hough lines; `pts` its
+    `_edge_points`), or None when there are too few for a quad."""
     h, w = edges.shape
-    pts = np.column_stack(np.nonzero(edges)[::-1]).astype(np.float64)
     if len(pts) < cfg.hough_min_points:
         return None
     lines = cv2.HoughLines(edges, 1, np.pi / cfg.hough_angle_steps,
@@ -453,10 +461,10 @@ def _hough_quad(outlines: list[np.ndarray], size_wh, cfg: QuadConfig) -> np.ndar
     """
     w, h = size_wh
     edges = _outline_edges(outlines, size_wh)
-    kept = _hough_lines(edges, cfg)
+    pts = _edge_points(edges)
+    kept = _hough_lines(edges, pts, cfg)
     if kept is None:
         return None
-    pts = np.column_stack(np.nonzero(edges)[::-1]).astype(np.float64)
     diag = float(np.hypot(w, h))
     sub = pts[:: max(1, len(pts) // cfg.wrap_points)]
     for q in itertools.islice(_line_quads(kept, cfg), cfg.hough_quads):
