@@ -1,7 +1,7 @@
 """Where the doubt comes from: per contest kind, how many tracks fall under the mark and how many
 of those, and of the rest, are read wrong, on labelled photo sets.
 
-    python3 benchmarks/doubt_margins.py SET [SET ...] [--cache DIR] [--held-out-checks DIR]
+    python3 benchmarks/doubt_margins.py SET [SET ...] [--cache DIR] [--held-out-checks DIR] [--standards B,B,...]
 
 Each SET holds photos and gt/<photo stem>.json truths (the `eval_real.py` layout). Every photo is
 located once (CACHE, as `benchmarks/ablate.py` keeps it) and read by the shipped reader; with
@@ -20,12 +20,19 @@ it is fitted on misread. If a set's tracks fall under that margin as often as th
 its doubt is where the calibration puts it, and only evidence that sets the hypotheses further
 apart lowers it; if they fall under it more often, the set's evidence is weaker than the renders'.
 Ends with one SUMMARY line a set.
+
+With --standards B,B,...: what the doubt would mark with each other standard in place of the
+photo's own `below` (the usual one, or a flash photo's): per played photo the doubtful tracks, and
+the wrong tracks left unmarked, counted as `eval_real.py` counts them (a double printed alike as a
+pair). One STANDARD line a set and standard. Why: the doubt's bar asks for few marks and every
+wrong track marked; this shows what the one costs in the other at today's evidence.
 """
 from __future__ import annotations
 
 import argparse
 import sys
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ablate import board_views, held_out_checks, reader_for  # noqa: E402 (this folder: the scripts' own helpers)
 from fit_doubt import truth_per_track  # noqa: E402
+from labelled import compare_tracks  # noqa: E402
 
 from vision.decide.doubt import DOUBT_KINDS, contest_kind, evidence_margins  # noqa: E402
 from vision.read import Reader  # noqa: E402
@@ -77,15 +85,21 @@ def played_views(views) -> list:
             if view is not None and any(t.get("owner") for t in truth["tracks"])]
 
 
-def contests(reader: Reader, views, checks) -> list[tuple[int, float, float, bool, int | None]]:
+def contests(reader: Reader, views, checks, belows: tuple[float, ...] = ()
+             ) -> list[tuple[int, float, float, bool, int | None]]:
     """(contest kind, margin per space, the mark's margin per space, read wrong, for a lane of a
-    double its `lean_bin`, else None) of every track of every photo of `views` (`played_views`)."""
+    double its `lean_bin`, else None) of every track of every photo of `views` (`played_views`).
+    With `belows`, also per standard (its place in `belows`) the doubtful tracks and the wrong
+    tracks left unmarked of each photo, as `doubt_counts` gives them: (contests, counts)."""
     out, readers = [], {}
+    counts = np.zeros((len(belows), 2), int)
     lanes_mm = np.stack([reader.centres_mm[r].mean(axis=0) for r in reader.rows])
     for name, truth, view in views:
         r = reader_for(reader, name, checks, readers)
         trace = r.trace_view(view, name)
         cfg = r.doubt_settings(view.flash_fired)
+        if belows:
+            counts += doubt_counts(r, trace, truth, cfg, belows)
         owners = [SPACE_CLASSES.index(t.owner or "empty") for t in trace.tracks]
         truth_ix = truth_per_track(truth, r, owners)
         margin, runner = evidence_margins(trace.decision.scores, trace.decision.choice, r.board,
@@ -96,6 +110,28 @@ def contests(reader: Reader, views, checks) -> list[tuple[int, float, float, boo
             lean = lean_bin(lean_towards(lanes_mm[t.id], lanes_mm[o], view.camera_mm)) if o >= 0 else None
             out.append((kind, float(margin[t.id]) / t.length, mark_margin(kind, cfg),
                         bool(truth_ix[t.id] != owners[t.id]), lean))
+    return (out, counts) if belows else out
+
+
+def doubt_counts(reader: Reader, trace, truth: dict, cfg: DoubtSettings, belows: tuple[float, ...]) -> np.ndarray:
+    """(len(belows), 2): for each standard in place of `cfg.below`, the tracks a photo's reading
+    (`trace`, of `reader`) marks doubtful and its wrong tracks left unmarked (`compare_tracks`)."""
+    out = np.zeros((len(belows), 2), int)
+    for i, below in enumerate(belows):
+        tracks = reader.decide_evidence(trace.evidence, replace(cfg, below=below))[1]
+        c = compare_tracks(truth, tracks)
+        out[i] = c["doubtful"], sum(1 for w in c["wrong"] if not w[5])
+    return out
+
+
+def standards(text: str) -> tuple[float, ...]:
+    """--standards: confidences strictly between 0 and 1, comma-separated."""
+    try:
+        out = tuple(float(b) for b in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not numbers: {text!r}") from None
+    if not all(0.0 < b < 1.0 for b in out):
+        raise argparse.ArgumentTypeError(f"standards are confidences between 0 and 1: {text!r}")
     return out
 
 
@@ -105,13 +141,16 @@ def main(argv=None) -> int:
     ap.add_argument("--cache", default="/tmp/ttr_ablate_cache", help="where each photo's located board is kept")
     ap.add_argument("--held-out-checks", type=Path, metavar="DIR",
                     help="car-or-print checks each trained leaving some real photos out (as ablate.py takes them)")
+    ap.add_argument("--standards", type=standards, default=(), metavar="B,B,...",
+                    help="standards (confidences between 0 and 1) to mark the doubt by instead")
     args = ap.parse_args(argv)
+    belows = args.standards
     checks = held_out_checks(args.held_out_checks)
     reader = Reader()
     for s in args.sets:
         folder = Path(s)
         views = played_views(board_views(folder, Path(args.cache) / folder.resolve().name, reader))
-        rows = contests(reader, views, checks)
+        rows, counts = contests(reader, views, checks, belows) if belows else (contests(reader, views, checks), None)
         # tracks, under the mark, of those a double's lane, wrong under the mark, wrong above it
         per = defaultdict(lambda: [0, 0, 0, 0, 0])
         by_lean = np.zeros((len(LEANS), 2), int)  # doubles' lanes: all, under the mark
@@ -132,6 +171,9 @@ def main(argv=None) -> int:
         leans = ",".join(f"{name}:{u}/{n}" for name, (n, u) in zip(LEANS, by_lean))
         print(f"SUMMARY set={folder.name} played_photos={len(views)} " + " ".join(parts)
               + f" doubles_under_by_lean={leans}", flush=True)
+        for below, (doubtful, unmarked) in zip(belows, counts if counts is not None else []):
+            print(f"STANDARD set={folder.name} below={below:g} doubtful_per_played_photo="
+                  f"{doubtful / max(len(views), 1):.1f} wrong_unmarked={unmarked}", flush=True)
     return 0
 
 

@@ -183,8 +183,17 @@ def test_locate_sets_gives_each_photo_a_verdict(renders, tmp_path):
 
 
 def test_doubt_margins_counts_every_track_of_the_played_boards_by_contest(renders, tmp_path):
-    r = _run([str(ROOT / "benchmarks" / "doubt_margins.py"), str(renders), "--cache", str(tmp_path / "cache")],
-             cwd=tmp_path)
+    r = _run([str(ROOT / "benchmarks" / "doubt_margins.py"), str(renders), "--cache", str(tmp_path / "cache"),
+              "--standards", "0.5,0.99,0.999999"], cwd=tmp_path)
+    # Per standard: a surer standard marks at least as many tracks and leaves no more wrong ones
+    # unmarked; the surest marks nearly every track of the two played boards.
+    standards = re.findall(r"STANDARD set=\S+ below=([\d.]+) doubtful_per_played_photo=([\d.]+) wrong_unmarked=(\d+)",
+                           r.stdout)
+    assert [b for b, _, _ in standards] == ["0.5", "0.99", "0.999999"], r.stdout
+    marks = [float(d) for _, d, _ in standards]
+    unmarked = [int(u) for _, _, u in standards]
+    assert marks == sorted(marks) and unmarked == sorted(unmarked, reverse=True)
+    assert marks[-1] > 50 and unmarked[-1] == 0
     line = [x for x in r.stdout.splitlines() if x.startswith("SUMMARY set=")]
     assert len(line) == 1 and "played_photos=2 " in line[0]
     kinds = re.findall(r"(\w+)=(\d+):under=(\d+)\([\d.]+%\):doubles_under=(\d+):wrong_under=(\d+):wrong_above=(\d+)",

@@ -193,7 +193,7 @@ class Reader:
             if against is not None:
                 lit = against.lit
                 samples, first, evidence = self._evidence(lit, view, against)
-        decision, tracks = self._decide(evidence, doubt)
+        decision, tracks = self.decide_evidence(evidence, doubt)
         set_aside = match.warning() if match is not None else None
         warnings: list[str | Notice] = list(view.warnings) + ([set_aside] if set_aside else [])
         warnings += doubt_warnings(tracks, doubt)
@@ -294,7 +294,7 @@ class Reader:
         """The standard tracks are doubted by: their own for photos whose flash fired."""
         return self.settings.doubt_flash if flash_fired else self.settings.doubt
 
-    def _decide(self, evidence: SpaceEvidence, doubt: DoubtSettings) -> tuple[Decision, list[TrackReading]]:
+    def decide_evidence(self, evidence: SpaceEvidence, doubt: DoubtSettings) -> tuple[Decision, list[TrackReading]]:
         """decide -> doubt on the fused evidence."""
         glare = None if evidence.glare is None else [evidence.glare[r] for r in self.rows]
         return decide_tracks([evidence.loglik[r] for r in self.rows], self.board,
@@ -302,7 +302,7 @@ class Reader:
 
     def _sure_empty(self, evidence: SpaceEvidence, doubt: DoubtSettings) -> np.ndarray:
         """(N,) the spaces of the tracks `evidence` reads unclaimed and not doubtful."""
-        empty = [t.track_id for t in self._decide(evidence, doubt)[1] if t.owner is None and not t.doubtful]
+        empty = [t.track_id for t in self.decide_evidence(evidence, doubt)[1] if t.owner is None and not t.doubtful]
         return np.isin(self.track_ids, empty)
 
 
