@@ -22,9 +22,9 @@ apart lowers it; if they fall under it more often, the set's evidence is weaker 
 Ends with one SUMMARY line a set.
 
 With --standards B,B,...: what the doubt would mark with each other standard in place of the
-photo's own `below` (the usual one, or a flash photo's): per played photo the doubtful tracks, and
-the wrong tracks left unmarked, counted as `eval_real.py` counts them (a double printed alike as a
-pair). One STANDARD line a set and standard. Why: the doubt's bar asks for few marks and every
+usual photos' `below` (a photo whose flash fired keeps its own standard): per played photo the
+doubtful tracks, and the wrong tracks left unmarked, counted as `eval_real.py` counts them (a double
+printed alike as a pair). One STANDARD line a set and standard. Why: the doubt's bar asks for few marks and every
 wrong track marked; this shows what the one costs in the other at today's evidence.
 """
 from __future__ import annotations
@@ -99,7 +99,7 @@ def contests(reader: Reader, views, checks, belows: tuple[float, ...] = ()
         trace = r.trace_view(view, name)
         cfg = r.doubt_settings(view.flash_fired)
         if belows:
-            counts += doubt_counts(r, trace, truth, cfg, belows)
+            counts += doubt_counts(r, trace, truth, cfg, () if view.flash_fired else belows, len(belows))
         owners = [SPACE_CLASSES.index(t.owner or "empty") for t in trace.tracks]
         truth_ix = truth_per_track(truth, r, owners)
         margin, runner = evidence_margins(trace.decision.scores, trace.decision.choice, r.board,
@@ -113,12 +113,14 @@ def contests(reader: Reader, views, checks, belows: tuple[float, ...] = ()
     return (out, counts) if belows else out
 
 
-def doubt_counts(reader: Reader, trace, truth: dict, cfg: DoubtSettings, belows: tuple[float, ...]) -> np.ndarray:
-    """(len(belows), 2): for each standard in place of `cfg.below`, the tracks a photo's reading
-    (`trace`, of `reader`) marks doubtful and its wrong tracks left unmarked (`compare_tracks`)."""
-    out = np.zeros((len(belows), 2), int)
-    for i, below in enumerate(belows):
-        tracks = reader.decide_evidence(trace.evidence, replace(cfg, below=below))[1]
+def doubt_counts(reader: Reader, trace, truth: dict, cfg: DoubtSettings, belows: tuple[float, ...],
+                 n: int) -> np.ndarray:
+    """(n, 2): for each of `n` standards, the tracks a photo's reading (`trace`, of `reader`) marks
+    doubtful and its wrong tracks left unmarked (`compare_tracks`): with `belows[i]` in place of
+    `cfg.below`, or with `cfg` as it is where `belows` is empty."""
+    out = np.zeros((n, 2), int)
+    for i in range(n):
+        tracks = reader.decide_evidence(trace.evidence, replace(cfg, below=belows[i]) if belows else cfg)[1]
         c = compare_tracks(truth, tracks)
         out[i] = c["doubtful"], sum(1 for w in c["wrong"] if not w[5])
     return out
