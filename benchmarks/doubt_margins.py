@@ -1,7 +1,8 @@
 """Where the doubt comes from: per contest kind, how many tracks fall under the mark and how many
 of those, and of the rest, are read wrong, on labelled photo sets.
 
-    python3 benchmarks/doubt_margins.py SET [SET ...] [--cache DIR] [--held-out-checks DIR] [--standards B,B,...]
+    python3 benchmarks/doubt_margins.py SET [SET ...] [--cache DIR] [--held-out-checks DIR]
+                                        [--standards B,B,...]
 
 Each SET holds photos and gt/<photo stem>.json truths (the `eval_real.py` layout). Every photo is
 located once (CACHE, as `benchmarks/ablate.py` keeps it) and read by the shipped reader; with
@@ -23,9 +24,10 @@ Ends with one SUMMARY line a set.
 
 With --standards B,B,...: what the doubt would mark with each other standard in place of the
 usual photos' `below` (a photo whose flash fired keeps its own standard): per played photo the
-doubtful tracks, and the wrong tracks left unmarked, counted as `eval_real.py` counts them (a double
-printed alike as a pair). One STANDARD line a set and standard. Why: the doubt's bar asks for few marks and every
-wrong track marked; this shows what the one costs in the other at today's evidence.
+doubtful tracks, and the wrong tracks left unmarked, counted as `eval_real.py` counts them (a
+double printed alike as a pair). One STANDARD line a set and standard. Why: the doubt's bar asks
+for few marks and every wrong track marked; this shows what the one costs in the other at today's
+evidence.
 """
 from __future__ import annotations
 
