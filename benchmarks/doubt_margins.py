@@ -88,11 +88,12 @@ def played_views(views) -> list:
 
 
 def contests(reader: Reader, views, checks, belows: tuple[float, ...] = ()
-             ) -> list[tuple[int, float, float, bool, int | None]]:
+             ) -> tuple[list[tuple[int, float, float, bool, int | None]], np.ndarray]:
     """(contest kind, margin per space, the mark's margin per space, read wrong, for a lane of a
-    double its `lean_bin`, else None) of every track of every photo of `views` (`played_views`).
-    With `belows`, also per standard (its place in `belows`) the doubtful tracks and the wrong
-    tracks left unmarked of each photo, as `doubt_counts` gives them: (contests, counts)."""
+    double its `lean_bin`, else None) of every track of every photo of `views` (`played_views`),
+    and (len(belows), 2) the doubtful tracks and the wrong tracks left unmarked of all of them with
+    each standard of `belows` in place of the usual photos' own (`doubt_counts`; a photo whose
+    flash fired keeps its own)."""
     out, readers = [], {}
     counts = np.zeros((len(belows), 2), int)
     lanes_mm = np.stack([reader.centres_mm[r].mean(axis=0) for r in reader.rows])
@@ -100,8 +101,7 @@ def contests(reader: Reader, views, checks, belows: tuple[float, ...] = ()
         r = reader_for(reader, name, checks, readers)
         trace = r.trace_view(view, name)
         cfg = r.doubt_settings(view.flash_fired)
-        if belows:
-            counts += doubt_counts(r, trace, truth, cfg, () if view.flash_fired else belows, len(belows))
+        counts += doubt_counts(r, trace, truth, [cfg if view.flash_fired else replace(cfg, below=b) for b in belows])
         owners = [SPACE_CLASSES.index(t.owner or "empty") for t in trace.tracks]
         truth_ix = truth_per_track(truth, r, owners)
         margin, runner = evidence_margins(trace.decision.scores, trace.decision.choice, r.board,
@@ -112,18 +112,15 @@ def contests(reader: Reader, views, checks, belows: tuple[float, ...] = ()
             lean = lean_bin(lean_towards(lanes_mm[t.id], lanes_mm[o], view.camera_mm)) if o >= 0 else None
             out.append((kind, float(margin[t.id]) / t.length, mark_margin(kind, cfg),
                         bool(truth_ix[t.id] != owners[t.id]), lean))
-    return (out, counts) if belows else out
+    return out, counts
 
 
-def doubt_counts(reader: Reader, trace, truth: dict, cfg: DoubtSettings, belows: tuple[float, ...],
-                 n: int) -> np.ndarray:
-    """(n, 2): for each of `n` standards, the tracks a photo's reading (`trace`, of `reader`) marks
-    doubtful and its wrong tracks left unmarked (`compare_tracks`): with `belows[i]` in place of
-    `cfg.below`, or with `cfg` as it is where `belows` is empty."""
-    out = np.zeros((n, 2), int)
-    for i in range(n):
-        tracks = reader.decide_evidence(trace.evidence, replace(cfg, below=belows[i]) if belows else cfg)[1]
-        c = compare_tracks(truth, tracks)
+def doubt_counts(reader: Reader, trace, truth: dict, standards: list[DoubtSettings]) -> np.ndarray:
+    """(len(standards), 2): with each doubt standard, the tracks a photo's reading (`trace`, of
+    `reader`) marks doubtful and its wrong tracks left unmarked (`compare_tracks`)."""
+    out = np.zeros((len(standards), 2), int)
+    for i, cfg in enumerate(standards):
+        c = compare_tracks(truth, reader.decide_evidence(trace.evidence, cfg)[1])
         out[i] = c["doubtful"], sum(1 for w in c["wrong"] if not w[5])
     return out
 
@@ -154,7 +151,7 @@ def main(argv=None) -> int:
     for s in args.sets:
         folder = Path(s)
         views = played_views(board_views(folder, Path(args.cache) / folder.resolve().name, reader))
-        rows, counts = contests(reader, views, checks, belows) if belows else (contests(reader, views, checks), None)
+        rows, counts = contests(reader, views, checks, belows)
         # tracks, under the mark, of those a double's lane, wrong under the mark, wrong above it
         per = defaultdict(lambda: [0, 0, 0, 0, 0])
         by_lean = np.zeros((len(LEANS), 2), int)  # doubles' lanes: all, under the mark
@@ -175,7 +172,7 @@ def main(argv=None) -> int:
         leans = ",".join(f"{name}:{u}/{n}" for name, (n, u) in zip(LEANS, by_lean))
         print(f"SUMMARY set={folder.name} played_photos={len(views)} " + " ".join(parts)
               + f" doubles_under_by_lean={leans}", flush=True)
-        for below, (doubtful, unmarked) in zip(belows, counts if counts is not None else []):
+        for below, (doubtful, unmarked) in zip(belows, counts):
             print(f"STANDARD set={folder.name} below={below:g} doubtful_per_played_photo="
                   f"{doubtful / max(len(views), 1):.1f} wrong_unmarked={unmarked}", flush=True)
     return 0
