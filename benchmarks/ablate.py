@@ -7,7 +7,8 @@ Each SET holds photos and gt/<photo stem>.json truths (the `eval_real.py` layout
 photos, `ttr render --out DIR` sets, `benchmarks/rephotograph.py` and `benchmarks/relight.py`
 sets). Every photo is located and flattened once (CACHE keeps each `BoardView`); each variant then
 reads every board from the light stage on with its own settings (`Reader.trace_view`), so the
-locator, which no variant changes, is paid once.
+locator, which no variant changes, is paid once. A variant that changes only the decision and the
+doubt (`DECIDING`) decides the shipped reader's evidence again instead of reading every board anew.
 
 Per variant and set: tracks right on played boards (the lanes of a double printed alike compared as
 a pair, as `eval_real.py` does), photos read exactly, tracks claimed on empty boards, wrong tracks
@@ -22,7 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +38,7 @@ from vision.reading import BoardLocation  # noqa: E402
 from vision.settings import ReaderSettings  # noqa: E402
 
 NEVER = 1e9  # a threshold nothing reaches: the rule it guards never fires
+DECIDING = ("decide", "doubt", "doubt_flash")  # the settings only the decision and the doubt read
 
 
 def variants() -> dict[str, tuple[str, ReaderSettings, bool]]:
@@ -154,18 +156,40 @@ def reader_for(reader: Reader, photo: str, checks: list, readers: dict) -> Reade
     return reader
 
 
-def read_set(reader: Reader, views, checks: list = ()) -> list[dict]:
+def read_set(reader: Reader, views, checks: list = (), keep: list | None = None) -> list[dict]:
     """Per photo: its comparison with the truth (labelled.compare_tracks) and what was read (with the
-    car-or-print check of `checks` that left the photo out, where one did: `held_out_checks`)."""
+    car-or-print check of `checks` that left the photo out, where one did: `held_out_checks`).
+    `keep`: a list each read photo's evidence is added to, for `decide_set`."""
     rows, readers = [], {}
     for name, truth, view in views:
         if view is None:  # refused: every track of a played board counts wrong, as eval_real.py counts it
             row = compare_tracks(truth, [])
             row.update(name=name, owners=None)
         else:
-            tracks = reader_for(reader, name, checks, readers).read_view(view, name).tracks
-            row = compare_tracks(truth, tracks)
-            row.update(name=name, owners=[t.owner for t in tracks])
+            trace = reader_for(reader, name, checks, readers).trace_view(view, name)
+            if keep is not None:
+                keep.append(trace.evidence)
+            row = compare_tracks(truth, trace.tracks)
+            row.update(name=name, owners=[t.owner for t in trace.tracks])
+        rows.append(row)
+    return rows
+
+
+def decides_only(settings: ReaderSettings, shipped: ReaderSettings) -> bool:
+    """Whether `settings` differ from `shipped` only in what the decision and the doubt read: the
+    evidence (light, samples, net, check, colours) is then the shipped reader's."""
+    return all(getattr(settings, f.name) == getattr(shipped, f.name) for f in fields(shipped) if f.name not in DECIDING)
+
+
+def decide_set(reader: Reader, views, kept: list) -> list[dict]:
+    """`read_set`'s rows for `reader`, deciding and doubting the evidence `kept` by `read_set` (one per
+    read photo of `views`, in order) by `reader`'s settings instead of reading the boards again."""
+    rows, evidence = [], iter(kept)
+    for name, truth, view in views:
+        tracks = None if view is None else reader.decide_evidence(next(evidence),
+                                                                  reader.doubt_settings(view.flash_fired))[1]
+        row = compare_tracks(truth, tracks or [])
+        row.update(name=name, owners=None if tracks is None else [t.owner for t in tracks])
         rows.append(row)
     return rows
 
@@ -220,10 +244,15 @@ def main(argv=None) -> int:
     plain = Reader()
     sets = {Path(s).name: board_views(Path(s), Path(args.cache) / Path(s).resolve().name, plain) for s in args.sets}
     results: dict = {}
+    kept: dict = {set_name: [] for set_name in sets}  # the shipped reader's evidence per photo
     for name in names:
         what, settings, net = every[name]
         reader = Reader(use_classifier=net, settings=settings, model_path=args.model)
-        results[name] = {set_name: read_set(reader, views, checks) for set_name, views in sets.items()}
+        if name != "shipped" and net and decides_only(settings, every["shipped"][1]):
+            results[name] = {k: decide_set(reader, views, kept[k]) for k, views in sets.items()}
+        else:
+            results[name] = {k: read_set(reader, views, checks, kept[k] if name == "shipped" else None)
+                             for k, views in sets.items()}
         print(f"{name}: " + "; ".join(f"{k}: {cell(summary(v))}" for k, v in results[name].items()), flush=True)
         if args.rows:
             args.rows.write_text(json.dumps(results), encoding="utf-8")

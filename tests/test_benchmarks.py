@@ -66,6 +66,32 @@ def test_ablate_switches_a_rule_off_and_writes_its_row(renders, tmp_path):
     assert r.stdout.count("shipped:") == 1
 
 
+def test_ablate_decides_the_shipped_evidence_again_as_reading_anew_would(renders, tmp_path):
+    """A variant that changes only the decision and the doubt is measured on the shipped reader's
+    evidence, and that gives the rows reading every board again with it gives."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from dataclasses import replace
+
+    from ablate import board_views, decide_set, decides_only, read_set, variants
+
+    from vision.read import Reader
+    from vision.settings import ReaderSettings
+
+    shipped = ReaderSettings()
+    surer = replace(shipped, doubt=replace(shipped.doubt, below=0.99999),
+                    doubt_flash=replace(shipped.doubt_flash, below=0.99999))
+    assert decides_only(surer, shipped) and decides_only(variants()["no spill"][1], shipped)
+    assert not decides_only(variants()["no glare"][1], shipped)  # the glare moves the colours too
+    views = board_views(renders, tmp_path / "cache", Reader())
+    kept: list = []
+    first = read_set(Reader(settings=shipped), views, (), kept)
+    assert len(kept) == sum(v is not None for _, _, v in views) >= 2
+    anew = read_set(Reader(settings=surer), views)
+    assert decide_set(Reader(settings=surer), views, kept) == anew
+    # not the shipped reader compared with itself: the surer standard marks more tracks
+    assert sum(r["doubtful"] for r in anew) > sum(r["doubtful"] for r in first)
+
+
 def test_held_out_checks_read_a_photo_and_its_copies_with_the_check_that_left_it_out(tmp_path):
     """A development photo, and a re-lit copy named after it, are read with the check trained without
     it; any other photo with the reader as given."""
