@@ -162,17 +162,19 @@ def read_set(reader: Reader, views, checks: list = (), keep: list | None = None)
     `keep`: a list each read photo's evidence is added to, for `decide_set`."""
     rows, readers = [], {}
     for name, truth, view in views:
-        if view is None:  # refused: every track of a played board counts wrong, as eval_real.py counts it
-            row = compare_tracks(truth, [])
-            row.update(name=name, owners=None)
-        else:
-            trace = reader_for(reader, name, checks, readers).trace_view(view, name)
-            if keep is not None:
-                keep.append(trace.evidence)
-            row = compare_tracks(truth, trace.tracks)
-            row.update(name=name, owners=[t.owner for t in trace.tracks])
-        rows.append(row)
+        trace = None if view is None else reader_for(reader, name, checks, readers).trace_view(view, name)
+        if trace is not None and keep is not None:
+            keep.append(trace.evidence)
+        rows.append(photo_row(name, truth, None if trace is None else trace.tracks))
     return rows
+
+
+def photo_row(name: str, truth: dict, tracks: list | None) -> dict:
+    """One photo's row: its tracks compared with the truth, and their owners (None: refused, every
+    track of a played board then counted wrong, as eval_real.py counts it)."""
+    row = compare_tracks(truth, tracks or [])
+    row.update(name=name, owners=None if tracks is None else [t.owner for t in tracks])
+    return row
 
 
 def decides_only(settings: ReaderSettings, shipped: ReaderSettings) -> bool:
@@ -184,14 +186,10 @@ def decides_only(settings: ReaderSettings, shipped: ReaderSettings) -> bool:
 def decide_set(reader: Reader, views, kept: list) -> list[dict]:
     """`read_set`'s rows for `reader`, deciding and doubting the evidence `kept` by `read_set` (one per
     read photo of `views`, in order) by `reader`'s settings instead of reading the boards again."""
-    rows, evidence = [], iter(kept)
-    for name, truth, view in views:
-        tracks = None if view is None else reader.decide_evidence(next(evidence),
-                                                                  reader.doubt_settings(view.flash_fired))[1]
-        row = compare_tracks(truth, tracks or [])
-        row.update(name=name, owners=None if tracks is None else [t.owner for t in tracks])
-        rows.append(row)
-    return rows
+    evidence = iter(kept)
+    return [photo_row(name, truth, None if view is None else
+                      reader.decide_evidence(next(evidence), reader.doubt_settings(view.flash_fired))[1])
+            for name, truth, view in views]
 
 
 def summary(rows: list[dict]) -> dict:
