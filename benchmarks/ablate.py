@@ -90,6 +90,9 @@ def variants() -> dict[str, tuple[str, ReaderSettings, bool]]:
         "no own-print check": ("a player read on most tracks of their own print colour doubted",
                                r(doubt=replace(s.doubt, own_print_most=NEVER),
                                  doubt_flash=replace(s.doubt_flash, own_print_most=NEVER)), True),
+        "no which-lane contest": ("a double's lanes swapped doubted as a contest of its own",
+                                  r(doubt=replace(s.doubt, which_lane=False),
+                                    doubt_flash=replace(s.doubt_flash, which_lane=False)), True),
         "no spill": ("an empty lane may show its neighbour's cars", r(decide=replace(s.decide, spill=NEVER)), True),
         "no car bound": ("at most the box's cars a colour", r(decide=replace(s.decide, max_trains=10 ** 6)), True),
     }

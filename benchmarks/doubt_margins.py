@@ -104,10 +104,10 @@ def contests(reader: Reader, views, checks, belows: tuple[float, ...] = ()
         counts += doubt_counts(r, trace, truth, [cfg if view.flash_fired else replace(cfg, below=b) for b in belows])
         owners = [SPACE_CLASSES.index(t.owner or "empty") for t in trace.tracks]
         truth_ix = truth_per_track(truth, r, owners)
-        margin, runner = evidence_margins(trace.decision.scores, trace.decision.choice, r.board,
-                                          r.settings.decide.spill)
+        margin, runner, swapped = evidence_margins(trace.decision.scores, trace.decision.choice, r.board,
+                                                   r.settings.decide.spill)
         for t in r.board.tracks:
-            kind = contest_kind(t.color, owners[t.id], int(runner[t.id]))
+            kind = contest_kind(t.color, owners[t.id], int(runner[t.id]), bool(swapped[t.id]) and cfg.which_lane)
             o = r.board.double_ids[t.id]
             lean = lean_bin(lean_towards(lanes_mm[t.id], lanes_mm[o], view.camera_mm)) if o >= 0 else None
             out.append((kind, float(margin[t.id]) / t.length, mark_margin(kind, cfg),

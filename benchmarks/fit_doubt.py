@@ -14,6 +14,12 @@ The standard of photos whose flash fired (ReaderSettings.doubt_flash, `--flash`;
 FLASH_DOUBT_BUDGET) likewise, on renders under a flash (`ttr render --out DIR --world varied
 --light flash --count 30 --seed S`, seeds 7800, then 7850 and 7875 with --empty-fraction 0.15):
     python3 benchmarks/fit_doubt.py --flash --fit F7800 F7850 F7875
+The calibration of one contest kind, which lane (a double's cars on one lane or the other), came
+after the others (`--kinds`, the rest kept as shipped): on the usual renders plus 7650 x30 (--hands
+crowded: cars laid between a double's lanes, the contest's own trouble; without them these renders
+hold no such misread and the fit says none can happen), and on the flash renders:
+    python3 benchmarks/fit_doubt.py --fit F7100 F7150 F7200 F7250 F7400 F7600 F7650 F7700 --kinds "which lane"
+    python3 benchmarks/fit_doubt.py --flash --fit F7800 F7850 F7875 --kinds "which lane"
 Glare found by the print's lost contrast (LightSettings.print_glare_loss, `--glare`: the lowest
 loss, in twentieths, whose glare adds at most PRINT_GLARE_BUDGET checks a played photo to what the
 usual doubt marks without it), on all of these renders; fitted first, the doubt after it:
@@ -52,6 +58,7 @@ import json
 import sys
 from collections import defaultdict
 from dataclasses import replace
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -74,7 +81,7 @@ from vision.decide.doubt import (  # noqa: E402
 )
 from vision.read import Reader  # noqa: E402
 from vision.reading import SPACE_CLASSES  # noqa: E402
-from vision.settings import DecideSettings, DoubtSettings, LightSettings, write_fitted  # noqa: E402
+from vision.settings import SETTINGS_NAME, DecideSettings, DoubtSettings, LightSettings, write_fitted  # noqa: E402
 
 # The most doubtful tracks a played photo may ask a player to check (issue 13: "at most 5").
 DOUBT_BUDGET = 5.0
@@ -164,7 +171,7 @@ def track_rows(cached: list[Path], reader: Reader, cfg: DoubtSettings = DoubtSet
         scores, choice = decision.scores, decision.choice
         if not np.array_equal(choice, d["owners_read"]):
             print(f"{path.stem}: the decision differs from when it was cached", file=sys.stderr)
-        margin, runner = evidence_margins(scores, choice, board, decide_cfg.spill)
+        margin, runner, swapped = evidence_margins(scores, choice, board, decide_cfg.spill)
         truth = d["truth"]
         for t in board.tracks:
             cols["photo"].append(path.stem)
@@ -172,7 +179,8 @@ def track_rows(cached: list[Path], reader: Reader, cfg: DoubtSettings = DoubtSet
             cols["played"].append(bool(np.any(truth > 0)))
             cols["margin"].append(margin[t.id])
             cols["length"].append(t.length)
-            cols["kind"].append(contest_kind(t.color, int(choice[t.id]), int(runner[t.id])))
+            cols["kind"].append(contest_kind(t.color, int(choice[t.id]), int(runner[t.id]),
+                                             bool(swapped[t.id]) and cfg.which_lane))
             cols["glared"].append(under_glare(glare[track_ids == t.id], cfg))
             cols["wrong"].append(bool(choice[t.id] != truth[t.id]))
             cols["owner"].append(int(choice[t.id]))
@@ -202,17 +210,20 @@ def logistic(x: np.ndarray, y: np.ndarray, ridge: float = 1e-2) -> tuple[float, 
 
 
 def fit(rows: dict, cfg: DoubtSettings = DoubtSettings(), budget_rows: dict | None = None,
-        budget: float = DOUBT_BUDGET, hard: bool = True) -> DoubtSettings:
+        budget: float = DOUBT_BUDGET, hard: bool = True, kinds: list[int] | None = None) -> DoubtSettings:
     """DoubtSettings with the doubt fitted on `rows` (see the module doc); the mark's standard held
     to `budget` doubtful tracks a played photo of `budget_rows` (default: `rows`), and with `hard`
-    the standard of a photo hard to read as a whole (else `cfg`'s is kept)."""
+    the standard of a photo hard to read as a whole (else `cfg`'s is kept). `kinds` (contest kinds,
+    DOUBT_KINDS indices): only their calibration is fitted, everything else kept as `cfg` has it."""
     m = per_space(rows, cfg)
-    bias, slope = [], []
-    for k in range(len(DOUBT_KINDS)):
+    bias, slope = list(cfg.bias), list(cfg.slope)
+    bias += [0.0] * (len(DOUBT_KINDS) - len(bias))
+    slope += [0.0] * (len(DOUBT_KINDS) - len(slope))
+    for k in range(len(DOUBT_KINDS)) if kinds is None else kinds:
         sel = rows["kind"] == k
-        b, s = logistic(m[sel], rows["wrong"][sel].astype(float))
-        bias.append(round(b, 2))
-        slope.append(round(s, 2))
+        bias[k], slope[k] = (round(v, 2) for v in logistic(m[sel], rows["wrong"][sel].astype(float)))
+    if kinds is not None:
+        return replace(cfg, bias=tuple(bias), slope=tuple(slope))
     # Under glare: the share of such tracks read right, with one right and one wrong added (few
     # photos hold glare the light normalisation leaves, so the estimate must not say 1.0 off 20).
     g = rows["glared"]
@@ -324,6 +335,9 @@ def main(argv=None) -> int:
                     help="also fit the usual photos' standard on a photo hard to read (not shipped: docs/ablation.md)")
     ap.add_argument("--glare", action="store_true",
                     help="fit only LightSettings.print_glare_loss (PRINT_GLARE_BUDGET), with the shipped doubt")
+    ap.add_argument("--kinds", nargs="+", choices=DOUBT_KINDS, metavar="KIND",
+                    help="fit only these contest kinds' calibration, keeping the rest as shipped: "
+                         + ", ".join(DOUBT_KINDS))
     ap.add_argument("--cache", default="/tmp/ttr_doubt_cache", help="where the evidence is kept")
     ap.add_argument("--write", action="store_true",
                     help="write the fitted numbers into models/reader_settings.json with this command and its data")
@@ -353,8 +367,9 @@ def main(argv=None) -> int:
     budget_rows = None
     if args.budget_on:
         budget_rows = track_rows([p for d in args.budget_on for p in cached[d]], reader, shipped)
+    kinds = None if not args.kinds else [DOUBT_KINDS.index(k) for k in args.kinds]
     fitted = fit(fit_rows, shipped, budget_rows, FLASH_DOUBT_BUDGET if args.flash else DOUBT_BUDGET,
-                 hard=args.flash or args.hard)
+                 hard=args.flash or args.hard, kinds=kinds)
     g = fit_rows["glared"]
     print(f"fitted on {len(set(fit_rows['photo']))} photos, {len(fit_rows['wrong'])} tracks, "
           f"{fit_rows['wrong'].sum()} wrong: bias={fitted.bias} slope={fitted.slope} "
@@ -373,15 +388,36 @@ def main(argv=None) -> int:
             print(f"{role} {d} ({label}):")
             report(Path(d).name, rows, cfg)
     if args.write:
+        by = "benchmarks/fit_doubt.py " + " ".join(argv if argv is not None else sys.argv[1:])
         data = (f"{len(set(fit_rows['photo']))} photos of {', '.join(Path(d).name for d in args.fit)}, "
                 f"{int(fit_rows['wrong'].sum())} tracks read wrong")
+        if kinds is not None:
+            # Only these kinds' numbers are new: each list says which command fitted which kind.
+            was = fitted_entries()
+            kept = ", ".join(k for i, k in enumerate(DOUBT_KINDS) if i not in kinds)
+            named = ", ".join(args.kinds)
+            for name in (f"{prefix}.bias", f"{prefix}.slope"):
+                write_fitted({name: getattr(fitted, name.split(".")[1])},
+                             by=f"{kept}: {_first(was[name]['by'])} | {named}: {by}",
+                             data=f"{kept}: {_first(was[name]['data'])} | {named}: {data}")
+            return 0
         values = {f"{prefix}.bias": fitted.bias, f"{prefix}.slope": fitted.slope, f"{prefix}.below": fitted.below,
                   f"{prefix}.glare_confidence": fitted.glare_confidence}
         if args.flash or args.hard:
             values[f"{prefix}.hard_below"] = fitted.hard_below
-        write_fitted(values,
-                     by="benchmarks/fit_doubt.py " + " ".join(argv if argv is not None else sys.argv[1:]), data=data)
+        write_fitted(values, by=by, data=data)
     return 0
+
+
+def fitted_entries() -> dict:
+    """The packaged settings file's fitted entries ({dotted name: {value, by, data}})."""
+    return json.loads((Path(str(resources.files("models"))) / SETTINGS_NAME).read_text(encoding="utf-8"))["fitted"]
+
+
+def _first(said: str) -> str:
+    """What a fitted entry's `by` or `data` says of the kinds fitted first ("KINDS: said | KINDS: said"
+    where kinds were fitted apart)."""
+    return said.split(" | ")[0].split(": ", 1)[1] if " | " in said else said
 
 
 if __name__ == "__main__":

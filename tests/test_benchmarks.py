@@ -259,3 +259,29 @@ def test_the_marks_margin_is_where_a_track_reaches_the_standard():
         for length in (1, 4):
             assert track_confidence(m * length, length, kind, cfg=cfg) == pytest.approx(cfg.below, abs=1e-9)
             assert track_confidence((m - 0.05) * length, length, kind, cfg=cfg) < cfg.below
+
+
+def test_fit_doubt_fits_one_contest_kind_keeping_the_rest_as_shipped():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from fit_doubt import fit
+
+    from vision.decide.doubt import DOUBT_KINDS, WHICH_LANE
+    from vision.settings import DoubtSettings
+
+    rng = np.random.default_rng(0)
+    n = 4000
+    kind = rng.integers(0, len(DOUBT_KINDS), n)
+    margin = rng.uniform(-1.0, 8.0, n)
+    wrong = rng.random(n) < 1.0 / (1.0 + np.exp(3.0 * margin / 2))  # more wrong at small margins
+    rows = {"margin": margin, "length": np.full(n, 2), "kind": kind, "wrong": wrong, "glared": np.zeros(n, bool),
+            "photo": np.repeat(np.arange(40), n // 40).astype(str), "played": np.ones(n, bool)}
+    shipped = DoubtSettings()
+    one = fit(rows, shipped, kinds=[WHICH_LANE])
+    every = fit(rows, shipped)
+    others = [k for k in range(len(DOUBT_KINDS)) if k != WHICH_LANE]
+    assert [one.bias[k] for k in others] == [shipped.bias[k] for k in others]
+    assert [one.slope[k] for k in others] == [shipped.slope[k] for k in others]
+    assert (one.below, one.glare_confidence) == (shipped.below, shipped.glare_confidence)
+    # ... and the kind fitted is the one a whole fit gives it, not the shipped one.
+    assert (one.bias[WHICH_LANE], one.slope[WHICH_LANE]) == (every.bias[WHICH_LANE], every.slope[WHICH_LANE])
+    assert one.slope[WHICH_LANE] > 0 and every.bias[0] != shipped.bias[0]

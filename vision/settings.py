@@ -201,14 +201,18 @@ class DecideSettings:
 @dataclass(frozen=True)
 class DoubtSettings:
     """How sure each track is (`vision.decide.doubt`): P(wrong) = sigmoid(bias[kind] - slope[kind]
-    * m), m the evidence margin per space, per contest kind (own print, two colours, car or not)."""
+    * m), m the evidence margin per space, per contest kind (own print, two colours, car or not,
+    which lane)."""
 
-    bias: tuple[float, float, float] = fitted("doubt.bias")
-    slope: tuple[float, float, float] = fitted("doubt.slope")
+    bias: tuple[float, ...] = fitted("doubt.bias")  # per contest kind (vision.decide.doubt.DOUBT_KINDS)
+    slope: tuple[float, ...] = fitted("doubt.slope")
     # Per-space margins past these say nothing more: below, the rules chose against the photo;
     # above, the photo is plain (and a few such tracks must not steer the fit).
     margin_range: tuple[float, float] = (-1.0, 4.0)
     below: float = fitted("doubt.below")  # doubtful under this confidence
+    # A double whose likeliest other reading is its lanes swapped is calibrated as its own contest
+    # (WHICH_LANE); off: as the contest of the hypotheses themselves.
+    which_lane: bool = True
     glare_share: float = 0.5  # a track with this share of its spaces under glare is under glare
     glare_confidence: float = fitted("doubt.glare_confidence")  # ... and at most this sure
     # A player read on more than this share of the tracks printed in their colour: each of those

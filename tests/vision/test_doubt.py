@@ -10,9 +10,11 @@ from vision.decide.doubt import (
     DOUBT_KINDS,
     OWN_PRINT,
     TWO_COLOURS,
+    WHICH_LANE,
     contest_kind,
     doubt_chance,
     doubt_warnings,
+    evidence_margins,
 )
 from vision.decide.rules import player_index
 from vision.reading import DOUBTFUL_TRACKS, SPACE_CLASSES
@@ -167,6 +169,30 @@ def test_contest_kinds():
     assert contest_kind("gray", red, yellow) == TWO_COLOURS
     assert contest_kind("gray", empty, red) == CAR_OR_NOT
     assert contest_kind("yellow", empty, red) == CAR_OR_NOT
+    # The same claims with a double's lanes swapped, whatever the colours: which lane.
+    assert contest_kind("yellow", yellow, empty, swapped=True) == WHICH_LANE
+    assert contest_kind("gray", red, yellow, swapped=True) == WHICH_LANE
+
+
+def test_the_runner_up_of_a_double_is_its_lanes_swapped_only_where_they_are():
+    # Lanes printed apart, red on one and the other nearly as red: the likeliest other reading of
+    # both lanes is the red cars on the other lane (WHICH_LANE). With the other lane plainly empty,
+    # it is no red cars on the double at all.
+    i, j = next((t.id, BOARD.double_of(t).id) for t in BOARD.tracks
+                if BOARD.double_of(t) is not None and t.length == BOARD.double_of(t).length
+                and t.color != BOARD.double_of(t).color and "red" not in (t.color, BOARD.double_of(t).color))
+    choice = np.zeros(len(BOARD.tracks), int)
+    choice[i] = player_index("red")
+    scores = np.zeros((len(BOARD.tracks), len(SPACE_CLASSES)))
+    scores[:, 0] = 8.0
+    scores[i] = -8.0
+    scores[i, 0], scores[i, player_index("red")] = 0.0, 8.0
+    scores[j, player_index("red")] = 7.0
+    _, runner, swapped = evidence_margins(scores, choice, BOARD)
+    assert set(np.flatnonzero(swapped)) == {i, j} and runner[i] == 0 and runner[j] == player_index("red")
+    scores[j, player_index("red")] = -8.0
+    _, runner, swapped = evidence_margins(scores, choice, BOARD)
+    assert not swapped[i] and runner[i] == 0
 
 
 def test_an_empty_lane_as_red_as_its_claimed_neighbour_asks_which_lane_the_cars_are_on():

@@ -25,9 +25,11 @@ from vision.settings import DecideSettings, DoubtSettings
 # the evidence means something else in each. OWN_PRINT: nobody or cars of the track's own printed
 # colour (colour cannot tell them from the print, only the net can); TWO_COLOURS: two players'
 # cars (dark blue, green and black cars come close in dim light); CAR_OR_NOT: nobody or cars of a
-# colour other than the print's.
-OWN_PRINT, TWO_COLOURS, CAR_OR_NOT = 0, 1, 2
-DOUBT_KINDS = ("own print", "two colours", "car or not")
+# colour other than the print's; WHICH_LANE: the same cars on this lane of a double or on the other
+# (lanes printed in different colours): the neighbour's cars show on an empty lane, so the two
+# readings stay close even where the photo is plain (`rules.lane_score`'s spill).
+OWN_PRINT, TWO_COLOURS, CAR_OR_NOT, WHICH_LANE = 0, 1, 2, 3
+DOUBT_KINDS = ("own print", "two colours", "car or not", "which lane")
 
 
 def doubt_tracks(space_loglik: list[np.ndarray], scores: np.ndarray, choice: np.ndarray, board: Board,
@@ -37,12 +39,12 @@ def doubt_tracks(space_loglik: list[np.ndarray], scores: np.ndarray, choice: np.
     owner is right, held to `cfg.glare_confidence` on a track under glare), and for a doubtful
     track why. `scores`: the decision's tempered track scores; `space_probs` (optional) are kept in
     the readings; `space_glare` (optional, per track (length,) bool) says which spaces are under glare."""
-    margin, runner = evidence_margins(scores, choice, board, decide.spill)
+    margin, runner, swapped = evidence_margins(scores, choice, board, decide.spill)
     other = board.double_ids
     out = []
     for t in board.tracks:
         c, r = int(choice[t.id]), int(runner[t.id])
-        kind = contest_kind(t.color, c, r)
+        kind = contest_kind(t.color, c, r, bool(swapped[t.id]) and cfg.which_lane)
         glared = space_glare is not None and under_glare(space_glare[t.id], cfg)
         conf = track_confidence(margin[t.id], t.length, kind, glared, cfg)
         # Where the evidence alone says less than the glare, its reason is the one to give. A track
@@ -142,9 +144,10 @@ def under_glare(space_glare: np.ndarray, cfg: DoubtSettings = DoubtSettings()) -
 
 
 def evidence_margins(scores: np.ndarray, choice: np.ndarray, board: Board,
-                     spill: float = DecideSettings().spill) -> tuple[np.ndarray, np.ndarray]:
-    """(margin (100,), runner-up (100,)): how far, in tempered log-odds, the photo puts each track's
-    decided hypothesis ahead of the likeliest other one, and that other one.
+                     spill: float = DecideSettings().spill) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(margin (100,), runner-up (100,), swapped (100,) bool): how far, in tempered log-odds, the
+    photo puts each track's decided hypothesis ahead of the likeliest other one, that other one, and
+    whether that other one is the same claims with the lanes of its double swapped.
 
     The photo's evidence alone: the car bound hangs on other tracks' readings, which may be wrong
     themselves (a track wrongly read green fills green's 48 cars and pushes the true green track to
@@ -158,7 +161,7 @@ def evidence_margins(scores: np.ndarray, choice: np.ndarray, board: Board,
     choice = np.asarray(choice, int)
     other = board.double_ids
     k = len(SPACE_CLASSES)
-    margin, runner = np.zeros(len(choice)), np.zeros(len(choice), int)
+    margin, runner, swapped = np.zeros(len(choice)), np.zeros(len(choice), int), np.zeros(len(choice), bool)
     for t in board.tracks:
         i, c, o = t.id, int(choice[t.id]), other[t.id]
         if o < 0:
@@ -175,12 +178,16 @@ def evidence_margins(scores: np.ndarray, choice: np.ndarray, board: Board,
         best_a, best_b = np.unravel_index(int(masked.argmax()), masked.shape)  # the first best, row by row
         runner[i] = int(best_a)
         margin[i] = pair[c, int(choice[o])] - masked[best_a, best_b]
-    return margin, runner
+        swapped[i] = (int(best_a), int(best_b)) == (int(choice[o]), c)
+    return margin, runner, swapped
 
 
-def contest_kind(printed: str, owner: int, runner_up: int) -> int:
-    """OWN_PRINT, TWO_COLOURS or CAR_OR_NOT (see DOUBT_KINDS) for a track printed `printed` read
-    as hypothesis `owner` against `runner_up` (SPACE_CLASSES indices)."""
+def contest_kind(printed: str, owner: int, runner_up: int, swapped: bool = False) -> int:
+    """OWN_PRINT, TWO_COLOURS, CAR_OR_NOT or WHICH_LANE (see DOUBT_KINDS) for a track printed
+    `printed` read as hypothesis `owner` against `runner_up` (SPACE_CLASSES indices), that being the
+    reading of its double with the lanes swapped or not (`swapped`, `evidence_margins`)."""
+    if swapped:
+        return WHICH_LANE
     if printed in PLAYER_COLORS and {owner, runner_up} <= {0, player_index(printed)}:
         return OWN_PRINT
     if owner and runner_up:
