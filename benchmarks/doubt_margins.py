@@ -45,7 +45,7 @@ from ablate import board_views, held_out_checks, reader_for  # noqa: E402 (this 
 from fit_doubt import truth_per_track  # noqa: E402
 from labelled import compare_tracks  # noqa: E402
 
-from vision.decide.doubt import DOUBT_KINDS, contest_kind, evidence_margins  # noqa: E402
+from vision.decide.doubt import DOUBT_KINDS, track_contests  # noqa: E402
 from vision.read import Reader  # noqa: E402
 from vision.reading import SPACE_CLASSES  # noqa: E402
 from vision.rectify import parallax_mm  # noqa: E402
@@ -104,10 +104,10 @@ def contests(reader: Reader, views, checks, belows: tuple[float, ...] = ()
         counts += doubt_counts(r, trace, truth, [cfg if view.flash_fired else replace(cfg, below=b) for b in belows])
         owners = [SPACE_CLASSES.index(t.owner or "empty") for t in trace.tracks]
         truth_ix = truth_per_track(truth, r, owners)
-        margin, runner, swapped = evidence_margins(trace.decision.scores, trace.decision.choice, r.board,
-                                                   r.settings.decide.spill)
+        margin, runner, kinds = track_contests(trace.decision.scores, trace.decision.choice, r.board,
+                                               r.settings.decide.spill, cfg)
         for t in r.board.tracks:
-            kind = contest_kind(t.color, owners[t.id], int(runner[t.id]), bool(swapped[t.id]) and cfg.which_lane)
+            kind = int(kinds[t.id])
             o = r.board.double_ids[t.id]
             lean = lean_bin(lean_towards(lanes_mm[t.id], lanes_mm[o], view.camera_mm)) if o >= 0 else None
             out.append((kind, float(margin[t.id]) / t.length, mark_margin(kind, cfg),

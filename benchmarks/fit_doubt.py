@@ -58,7 +58,6 @@ import json
 import sys
 from collections import defaultdict
 from dataclasses import replace
-from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -71,17 +70,10 @@ from calibration.template import load_template  # noqa: E402
 from scoring.board import load_board  # noqa: E402
 from scoring.errors import TtrError  # noqa: E402
 from vision.decide import decide  # noqa: E402
-from vision.decide.doubt import (  # noqa: E402
-    DOUBT_KINDS,
-    contest_kind,
-    evidence_margins,
-    hard_photo_marks,
-    track_confidence,
-    under_glare,
-)
+from vision.decide.doubt import DOUBT_KINDS, hard_photo_marks, track_confidence, track_contests, under_glare  # noqa: E402
 from vision.read import Reader  # noqa: E402
 from vision.reading import SPACE_CLASSES  # noqa: E402
-from vision.settings import SETTINGS_NAME, DecideSettings, DoubtSettings, LightSettings, write_fitted  # noqa: E402
+from vision.settings import DecideSettings, DoubtSettings, LightSettings, fitted_entries, write_fitted  # noqa: E402
 
 # The most doubtful tracks a played photo may ask a player to check (issue 13: "at most 5").
 DOUBT_BUDGET = 5.0
@@ -171,7 +163,7 @@ def track_rows(cached: list[Path], reader: Reader, cfg: DoubtSettings = DoubtSet
         scores, choice = decision.scores, decision.choice
         if not np.array_equal(choice, d["owners_read"]):
             print(f"{path.stem}: the decision differs from when it was cached", file=sys.stderr)
-        margin, runner, swapped = evidence_margins(scores, choice, board, decide_cfg.spill)
+        margin, runner, kinds = track_contests(scores, choice, board, decide_cfg.spill, cfg)
         truth = d["truth"]
         for t in board.tracks:
             cols["photo"].append(path.stem)
@@ -179,8 +171,7 @@ def track_rows(cached: list[Path], reader: Reader, cfg: DoubtSettings = DoubtSet
             cols["played"].append(bool(np.any(truth > 0)))
             cols["margin"].append(margin[t.id])
             cols["length"].append(t.length)
-            cols["kind"].append(contest_kind(t.color, int(choice[t.id]), int(runner[t.id]),
-                                             bool(swapped[t.id]) and cfg.which_lane))
+            cols["kind"].append(int(kinds[t.id]))
             cols["glared"].append(under_glare(glare[track_ids == t.id], cfg))
             cols["wrong"].append(bool(choice[t.id] != truth[t.id]))
             cols["owner"].append(int(choice[t.id]))
@@ -407,11 +398,6 @@ def main(argv=None) -> int:
             values[f"{prefix}.hard_below"] = fitted.hard_below
         write_fitted(values, by=by, data=data)
     return 0
-
-
-def fitted_entries() -> dict:
-    """The packaged settings file's fitted entries ({dotted name: {value, by, data}})."""
-    return json.loads((Path(str(resources.files("models"))) / SETTINGS_NAME).read_text(encoding="utf-8"))["fitted"]
 
 
 def _first(said: str) -> str:

@@ -24,11 +24,21 @@ from scoring.rules import CARS_IN_BOX
 SETTINGS_NAME = "reader_settings.json"  # beside the packaged weights (models/)
 
 
+def settings_path(path: str | Path | None = None) -> Path:
+    """A settings file: `path`, or the packaged one."""
+    return Path(path) if path else Path(str(resources.files("models"))) / SETTINGS_NAME
+
+
+def fitted_entries(path: str | Path | None = None) -> dict:
+    """{dotted name: {value, by, data}} of the fitted settings in a settings file (the packaged one by
+    default): each value with the command and the data that fitted it."""
+    return json.loads(settings_path(path).read_text(encoding="utf-8"))["fitted"]
+
+
 @lru_cache(maxsize=4)
 def fitted_values(path: str | None = None) -> dict:
     """{dotted name: value} of the fitted settings in a settings file (the packaged one by default)."""
-    p = Path(path) if path else Path(str(resources.files("models"))) / SETTINGS_NAME
-    return {k: v["value"] for k, v in json.loads(p.read_text(encoding="utf-8"))["fitted"].items()}
+    return {k: v["value"] for k, v in fitted_entries(path).items()}
 
 
 def fitted(name: str):
@@ -315,7 +325,7 @@ def with_values(settings, values: dict):
 def write_fitted(values: dict, by: str, data: str, path: str | Path | None = None) -> Path:
     """Write fitted settings ({dotted name: value}) into a settings file (the packaged one by
     default), each with the command (`by`) and the data that fitted it."""
-    p = Path(path) if path else Path(str(resources.files("models"))) / SETTINGS_NAME
+    p = settings_path(path)
     doc = json.loads(p.read_text(encoding="utf-8"))
     for name, value in values.items():
         doc["fitted"][name] = {"value": list(value) if isinstance(value, tuple) else value, "by": by, "data": data}

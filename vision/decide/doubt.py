@@ -39,12 +39,11 @@ def doubt_tracks(space_loglik: list[np.ndarray], scores: np.ndarray, choice: np.
     owner is right, held to `cfg.glare_confidence` on a track under glare), and for a doubtful
     track why. `scores`: the decision's tempered track scores; `space_probs` (optional) are kept in
     the readings; `space_glare` (optional, per track (length,) bool) says which spaces are under glare."""
-    margin, runner, swapped = evidence_margins(scores, choice, board, decide.spill)
+    margin, runner, kinds = track_contests(scores, choice, board, decide.spill, cfg)
     other = board.double_ids
     out = []
     for t in board.tracks:
-        c, r = int(choice[t.id]), int(runner[t.id])
-        kind = contest_kind(t.color, c, r, bool(swapped[t.id]) and cfg.which_lane)
+        c, r, kind = int(choice[t.id]), int(runner[t.id]), int(kinds[t.id])
         glared = space_glare is not None and under_glare(space_glare[t.id], cfg)
         conf = track_confidence(margin[t.id], t.length, kind, glared, cfg)
         # Where the evidence alone says less than the glare, its reason is the one to give. A track
@@ -141,6 +140,17 @@ def under_glare(space_glare: np.ndarray, cfg: DoubtSettings = DoubtSettings()) -
     """Is a track under glare: at least `cfg.glare_share` of its spaces (`space_glare`, bool)?"""
     g = np.asarray(space_glare, bool)
     return bool(g.size) and float(g.mean()) >= cfg.glare_share
+
+
+def track_contests(scores: np.ndarray, choice: np.ndarray, board: Board, spill: float = DecideSettings().spill,
+                   cfg: DoubtSettings = DoubtSettings()) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(margin (100,), runner-up (100,), contest kind (100,)) of each track: its `evidence_margins`
+    and what its reading was decided between (`contest_kind`; a double's lanes swapped is
+    WHICH_LANE where `cfg.which_lane`)."""
+    margin, runner, swapped = evidence_margins(scores, choice, board, spill)
+    kinds = np.array([contest_kind(t.color, int(choice[t.id]), int(runner[t.id]),
+                                   bool(swapped[t.id]) and cfg.which_lane) for t in board.tracks])
+    return margin, runner, kinds
 
 
 def evidence_margins(scores: np.ndarray, choice: np.ndarray, board: Board,
