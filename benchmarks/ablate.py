@@ -38,6 +38,10 @@ from vision.reading import BoardLocation  # noqa: E402
 from vision.settings import ReaderSettings  # noqa: E402
 
 NEVER = 1e9  # a threshold nothing reaches: the rule it guards never fires
+# The glare's doubt before it was calibrated on the margin: a track under glare at most as sure as
+# the share of such tracks the renders read right (0.95; 0.83 under a flash), whatever its margin:
+# sigmoid(bias) wrong.
+GLARE_CAP_BIAS, GLARE_CAP_FLASH_BIAS = float(np.log(0.05 / 0.95)), float(np.log(0.17 / 0.83))
 DECIDING = ("decide", "doubt", "doubt_flash")  # the settings only the decision and the doubt read
 
 
@@ -79,7 +83,7 @@ def variants() -> dict[str, tuple[str, ReaderSettings, bool]]:
         "print glare only marks": ("the colours read again under the print's glare",
                                    r(light=replace(s.light, print_glare_colours=False)), True),
         "no flash standard": ("a photo whose flash fired doubted by its own standard", r(doubt_flash=s.doubt), True),
-        "no glare cap": ("a track under glare held to the glare confidence",
+        "no glare doubt": ("a track under glare doubted by its own calibration",
                          r(doubt=replace(s.doubt, glare_share=NEVER),
                            doubt_flash=replace(s.doubt_flash, glare_share=NEVER)), True),
         "no hard-photo standard": ("a photo with many doubtful tracks marks its surer ones too",
@@ -93,6 +97,11 @@ def variants() -> dict[str, tuple[str, ReaderSettings, bool]]:
         "no which-lane contest": ("a double's lanes swapped doubted as a contest of its own",
                                   r(doubt=replace(s.doubt, which_lane=False),
                                     doubt_flash=replace(s.doubt_flash, which_lane=False)), True),
+        "glare as a cap": ("the doubt of a track under glare calibrated on its margin (else one cap "
+                           "whatever the margin)",
+                           r(doubt=replace(s.doubt, glare_bias=GLARE_CAP_BIAS, glare_slope=0.0),
+                             doubt_flash=replace(s.doubt_flash, glare_bias=GLARE_CAP_FLASH_BIAS,
+                                                 glare_slope=0.0)), True),
         "no spill": ("an empty lane may show its neighbour's cars", r(decide=replace(s.decide, spill=NEVER)), True),
         "no car bound": ("at most the box's cars a colour", r(decide=replace(s.decide, max_trains=10 ** 6)), True),
     }

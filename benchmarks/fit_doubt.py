@@ -20,6 +20,10 @@ crowded: cars laid between a double's lanes, the contest's own trouble; without 
 hold no such misread and the fit says none can happen), and on the flash renders:
     python3 benchmarks/fit_doubt.py --fit F7100 F7150 F7200 F7250 F7400 F7600 F7650 F7700 --kinds "which lane"
     python3 benchmarks/fit_doubt.py --flash --fit F7800 F7850 F7875 --kinds "which lane"
+The calibration under glare (DoubtSettings.glare_bias and glare_slope, `--kinds "under glare"`)
+likewise, on the usual renders and on the flash renders:
+    python3 benchmarks/fit_doubt.py --fit F7100 F7150 F7200 F7250 F7400 F7600 F7700 --kinds "under glare"
+    python3 benchmarks/fit_doubt.py --flash --fit F7800 F7850 F7875 --kinds "under glare"
 Glare found by the print's lost contrast (LightSettings.print_glare_loss, `--glare`: the lowest
 loss, in twentieths, whose glare adds at most PRINT_GLARE_BUDGET checks a played photo to what the
 usual doubt marks without it), on all of these renders; fitted first, the doubt after it:
@@ -40,8 +44,8 @@ mark on a photo hard to read as a whole (DoubtSettings.hard_photo doubtful track
 DoubtSettings.hard_below: the highest standard (in thousandths) that adds at most
 HARD_PHOTO_BUDGET checks a played photo of that set (with --flash, or --hard for the usual
 photos, which do not ship it). Before the
-mark, DoubtSettings.glare_confidence: the share of the tracks under glare (vision.decide.doubt.under_glare)
-read right, one right and one wrong added, in hundredths rounded down. Fit on renders only: the
+mark, DoubtSettings.glare_bias and glare_slope: the same regression on the tracks under glare
+(vision.decide.doubt.under_glare), whatever their contest. Fit on renders only: the
 real photos are the check, and a check the model learnt from says nothing.
 
 Printed: the fitted numbers (as DoubtSettings fields), then per folder, with the shipped DoubtSettings
@@ -55,6 +59,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from collections import defaultdict
 from dataclasses import replace
@@ -85,6 +90,9 @@ FLASH_DOUBT_BUDGET = 10.0
 HARD_PHOTO_BUDGET = 1.0
 # ... and so does glare found by the print's lost contrast (LightSettings.print_glare_loss, `--glare`).
 PRINT_GLARE_BUDGET = 1.0
+# `--kinds`: the calibration of the tracks under glare (DoubtSettings.glare_bias and glare_slope),
+# fitted like a contest kind's.
+UNDER_GLARE = "under glare"
 
 
 def truth_per_track(truth: dict, reader: Reader, owners_read: list) -> np.ndarray:
@@ -201,11 +209,13 @@ def logistic(x: np.ndarray, y: np.ndarray, ridge: float = 1e-2) -> tuple[float, 
 
 
 def fit(rows: dict, cfg: DoubtSettings = DoubtSettings(), budget_rows: dict | None = None,
-        budget: float = DOUBT_BUDGET, hard: bool = True, kinds: list[int] | None = None) -> DoubtSettings:
+        budget: float = DOUBT_BUDGET, hard: bool = True, kinds: list[int] | None = None,
+        glare: bool = False) -> DoubtSettings:
     """DoubtSettings with the doubt fitted on `rows` (see the module doc); the mark's standard held
     to `budget` doubtful tracks a played photo of `budget_rows` (default: `rows`), and with `hard`
     the standard of a photo hard to read as a whole (else `cfg`'s is kept). `kinds` (contest kinds,
-    DOUBT_KINDS indices): only their calibration is fitted, everything else kept as `cfg` has it."""
+    DOUBT_KINDS indices): only their calibration is fitted (and with `glare` the calibration under
+    glare), everything else kept as `cfg` has it."""
     m = per_space(rows, cfg)
     bias, slope = list(cfg.bias), list(cfg.slope)
     bias += [0.0] * (len(DOUBT_KINDS) - len(bias))
@@ -213,14 +223,15 @@ def fit(rows: dict, cfg: DoubtSettings = DoubtSettings(), budget_rows: dict | No
     for k in range(len(DOUBT_KINDS)) if kinds is None else kinds:
         sel = rows["kind"] == k
         bias[k], slope[k] = (round(v, 2) for v in logistic(m[sel], rows["wrong"][sel].astype(float)))
+    cfg = replace(cfg, bias=tuple(bias), slope=tuple(slope))
+    if kinds is None or glare:
+        # Under glare: the same regression on the tracks under glare, whatever their contest (few
+        # photos hold glare the light normalisation leaves: too few such errors to fit per kind).
+        g = rows["glared"]
+        glare_bias, glare_slope = (round(v, 2) for v in logistic(m[g], rows["wrong"][g].astype(float)))
+        cfg = replace(cfg, glare_bias=glare_bias, glare_slope=glare_slope)
     if kinds is not None:
-        return replace(cfg, bias=tuple(bias), slope=tuple(slope))
-    # Under glare: the share of such tracks read right, with one right and one wrong added (few
-    # photos hold glare the light normalisation leaves, so the estimate must not say 1.0 off 20).
-    g = rows["glared"]
-    glare_right = (np.sum(g & ~rows["wrong"]) + 1) / (np.sum(g) + 2)
-    cfg = replace(cfg, bias=tuple(bias), slope=tuple(slope),
-                  glare_confidence=round(float(np.floor(glare_right * 100) / 100), 2))
+        return cfg
     # The mark: the surest standard (highest `below`, in hundredths) that asks a player to
     # check at most `budget` tracks a played photo of the budget set.
     b_rows = rows if budget_rows is None else budget_rows
@@ -326,9 +337,9 @@ def main(argv=None) -> int:
                     help="also fit the usual photos' standard on a photo hard to read (not shipped: docs/ablation.md)")
     ap.add_argument("--glare", action="store_true",
                     help="fit only LightSettings.print_glare_loss (PRINT_GLARE_BUDGET), with the shipped doubt")
-    ap.add_argument("--kinds", nargs="+", choices=DOUBT_KINDS, metavar="KIND",
-                    help="fit only these contest kinds' calibration, keeping the rest as shipped: "
-                         + ", ".join(DOUBT_KINDS))
+    ap.add_argument("--kinds", nargs="+", choices=DOUBT_KINDS + (UNDER_GLARE,), metavar="KIND",
+                    help="fit only these contest kinds' calibration (or the glare's), keeping the rest as "
+                         "shipped: " + ", ".join(DOUBT_KINDS + (UNDER_GLARE,)))
     ap.add_argument("--cache", default="/tmp/ttr_doubt_cache", help="where the evidence is kept")
     ap.add_argument("--write", action="store_true",
                     help="write the fitted numbers into models/reader_settings.json with this command and its data")
@@ -358,16 +369,16 @@ def main(argv=None) -> int:
     budget_rows = None
     if args.budget_on:
         budget_rows = track_rows([p for d in args.budget_on for p in cached[d]], reader, shipped)
-    kinds = None if not args.kinds else [DOUBT_KINDS.index(k) for k in args.kinds]
+    kinds = None if not args.kinds else [DOUBT_KINDS.index(k) for k in args.kinds if k in DOUBT_KINDS]
     fitted = fit(fit_rows, shipped, budget_rows, FLASH_DOUBT_BUDGET if args.flash else DOUBT_BUDGET,
-                 hard=args.flash or args.hard, kinds=kinds)
+                 hard=args.flash or args.hard, kinds=kinds, glare=UNDER_GLARE in (args.kinds or ()))
     g = fit_rows["glared"]
     print(f"fitted on {len(set(fit_rows['photo']))} photos, {len(fit_rows['wrong'])} tracks, "
           f"{fit_rows['wrong'].sum()} wrong: bias={fitted.bias} slope={fitted.slope} "
-          f"below={fitted.below} hard_below={fitted.hard_below} glare_confidence={fitted.glare_confidence} "
+          f"below={fitted.below} hard_below={fitted.hard_below} glare={fitted.glare_bias}/{fitted.glare_slope} "
           f"({g.sum()} tracks under glare, {(g & fit_rows['wrong']).sum()} wrong) (kinds {DOUBT_KINDS})")
     print(f"shipped: bias={shipped.bias} slope={shipped.slope} "
-          f"below={shipped.below} hard_below={shipped.hard_below} glare_confidence={shipped.glare_confidence} "
+          f"below={shipped.below} hard_below={shipped.hard_below} glare={shipped.glare_bias}/{shipped.glare_slope} "
           f"margin_range={shipped.margin_range}")
     same = fitted == shipped
     if not same:
@@ -379,25 +390,40 @@ def main(argv=None) -> int:
             print(f"{role} {d} ({label}):")
             report(Path(d).name, rows, cfg)
     if args.write:
-        by = "benchmarks/fit_doubt.py " + " ".join(argv if argv is not None else sys.argv[1:])
+        by = said_command(argv if argv is not None else sys.argv[1:])
         data = (f"{len(set(fit_rows['photo']))} photos of {', '.join(Path(d).name for d in args.fit)}, "
                 f"{int(fit_rows['wrong'].sum())} tracks read wrong")
         if kinds is not None:
-            # Only these kinds' numbers are new: each list says which command fitted which kind.
-            was = fitted_entries()
-            kept = ", ".join(k for i, k in enumerate(DOUBT_KINDS) if i not in kinds)
-            named = ", ".join(args.kinds)
-            for name in (f"{prefix}.bias", f"{prefix}.slope"):
-                write_fitted({name: getattr(fitted, name.split(".")[1])},
-                             by=f"{kept}: {_first(was[name]['by'])} | {named}: {by}",
-                             data=f"{kept}: {_first(was[name]['data'])} | {named}: {data}")
+            if UNDER_GLARE in args.kinds:
+                write_fitted({f"{prefix}.glare_bias": fitted.glare_bias, f"{prefix}.glare_slope": fitted.glare_slope},
+                             by=by, data=f"{data}; {int(g.sum())} tracks under glare, {int((g & fit_rows['wrong']).sum())} "
+                                         f"of them read wrong")
+            if kinds:
+                # Only these kinds' numbers are new: each list says which command fitted which kind.
+                was = fitted_entries()
+                kept = ", ".join(k for i, k in enumerate(DOUBT_KINDS) if i not in kinds)
+                named = ", ".join(DOUBT_KINDS[k] for k in kinds)
+                for name in (f"{prefix}.bias", f"{prefix}.slope"):
+                    write_fitted({name: getattr(fitted, name.split(".")[1])},
+                                 by=f"{kept}: {_first(was[name]['by'])} | {named}: {by}",
+                                 data=f"{kept}: {_first(was[name]['data'])} | {named}: {data}")
             return 0
         values = {f"{prefix}.bias": fitted.bias, f"{prefix}.slope": fitted.slope, f"{prefix}.below": fitted.below,
-                  f"{prefix}.glare_confidence": fitted.glare_confidence}
+                  f"{prefix}.glare_bias": fitted.glare_bias, f"{prefix}.glare_slope": fitted.glare_slope}
         if args.flash or args.hard:
             values[f"{prefix}.hard_below"] = fitted.hard_below
         write_fitted(values, by=by, data=data)
     return 0
+
+
+def said_command(argv: list[str]) -> str:
+    """This script's command line as a fitted entry says it: quoted as a shell takes it, without
+    where the evidence is kept (the same fit from any cache)."""
+    args = list(argv)
+    if "--cache" in args:
+        i = args.index("--cache")
+        del args[i:i + 2]
+    return "benchmarks/fit_doubt.py " + shlex.join(args)
 
 
 def _first(said: str) -> str:

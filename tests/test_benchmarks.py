@@ -56,11 +56,11 @@ def test_fit_calibration_gate_fits_a_threshold_on_a_rendered_board(tmp_path):
 
 def test_ablate_switches_a_rule_off_and_writes_its_row(renders, tmp_path):
     md = tmp_path / "table.md"
-    r = _run([str(ROOT / "benchmarks" / "ablate.py"), str(renders), "--variants", "shipped,no glare cap",
+    r = _run([str(ROOT / "benchmarks" / "ablate.py"), str(renders), "--variants", "shipped,no glare doubt",
               "--cache", str(tmp_path / "cache"), "--markdown", str(md)], cwd=tmp_path)
     table = md.read_text()
     assert "| **nothing (shipped)** |" in table
-    assert "| a track under glare held to the glare confidence |" in table
+    assert "| a track under glare doubted by its own calibration |" in table
     assert re.search(r"\| \d+/200 \(", table)  # the two played boards, a hundred tracks each
     assert "false claims" in table  # and the empty one
     assert r.stdout.count("shipped:") == 1
@@ -281,7 +281,33 @@ def test_fit_doubt_fits_one_contest_kind_keeping_the_rest_as_shipped():
     others = [k for k in range(len(DOUBT_KINDS)) if k != WHICH_LANE]
     assert [one.bias[k] for k in others] == [shipped.bias[k] for k in others]
     assert [one.slope[k] for k in others] == [shipped.slope[k] for k in others]
-    assert (one.below, one.glare_confidence) == (shipped.below, shipped.glare_confidence)
+    assert (one.below, one.glare_bias, one.glare_slope) == (shipped.below, shipped.glare_bias, shipped.glare_slope)
     # ... and the kind fitted is the one a whole fit gives it, not the shipped one.
     assert (one.bias[WHICH_LANE], one.slope[WHICH_LANE]) == (every.bias[WHICH_LANE], every.slope[WHICH_LANE])
     assert one.slope[WHICH_LANE] > 0 and every.bias[0] != shipped.bias[0]
+
+
+def test_fit_doubt_fits_the_glare_on_its_margin_keeping_the_kinds_as_shipped():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from fit_doubt import fit
+
+    from vision.decide.doubt import DOUBT_KINDS
+    from vision.settings import DoubtSettings
+
+    rng = np.random.default_rng(1)
+    n = 4000
+    margin = rng.uniform(-1.0, 8.0, n)
+    glared = rng.random(n) < 0.3
+    # Under glare, more wrong at the same margin (and fewer at a wide one).
+    wrong = rng.random(n) < 1.0 / (1.0 + np.exp(3.0 * margin / 2 - np.where(glared, 2.0, 0.0)))
+    rows = {"margin": margin, "length": np.full(n, 2), "kind": rng.integers(0, len(DOUBT_KINDS), n), "wrong": wrong,
+            "glared": glared, "photo": np.repeat(np.arange(40), n // 40).astype(str), "played": np.ones(n, bool)}
+    shipped = DoubtSettings()
+    only = fit(rows, shipped, kinds=[], glare=True)
+    every = fit(rows, shipped)
+    assert (only.bias, only.slope, only.below) == (shipped.bias, shipped.slope, shipped.below)
+    assert (only.glare_bias, only.glare_slope) == (every.glare_bias, every.glare_slope)
+    assert only.glare_slope > 0 and (only.glare_bias, only.glare_slope) != (shipped.glare_bias, shipped.glare_slope)
+    # The glare's calibration says more wrong than the kinds' at a narrow margin.
+    m = 1.0
+    assert only.glare_bias - only.glare_slope * m > max(b - s * m for b, s in zip(every.bias, every.slope))

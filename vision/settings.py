@@ -224,7 +224,10 @@ class DoubtSettings:
     # (WHICH_LANE); off: as the contest of the hypotheses themselves.
     which_lane: bool = True
     glare_share: float = 0.5  # a track with this share of its spaces under glare is under glare
-    glare_confidence: float = fitted("doubt.glare_confidence")  # ... and at most this sure
+    # ... and wrong at least sigmoid(glare_bias - glare_slope * m), m its margin per space
+    # (vision.decide.doubt.glare_chance)
+    glare_bias: float = fitted("doubt.glare_bias")
+    glare_slope: float = fitted("doubt.glare_slope")
     # A player read on more than this share of the tracks printed in their colour: each of those
     # claims is doubtful (print of a copy read as cars). Players of the game model hold more in 3 of
     # 1,000 (`vision.synth.positions`, 3,000 positions), the development games' in none.

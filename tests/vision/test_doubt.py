@@ -229,28 +229,36 @@ def test_which_of_two_alike_lanes_holds_the_cars_is_no_doubt_about_the_reading()
     assert r[i].doubtful or r[j].doubtful
 
 
-def test_a_track_under_glare_is_held_to_the_glare_confidence_and_says_glare():
+def test_a_track_under_glare_is_less_sure_and_says_glare_where_the_glare_makes_it_doubtful():
+    """Under glare a track is as sure as its calibration under glare says at its margin: never
+    surer than without glare; where the margin is wide, sure still; where the evidence alone would
+    be sure but not under glare, doubtful for the glare."""
     cfg = DoubtSettings()
-    owners = {single("gray", 4).id: "red"}
-    ll = evidence(owners)
+    red, empty, half = single("gray", 4), single("gray", 2), single("gray", 6)
     glare = [np.zeros(t.length, bool) for t in BOARD.tracks]
-    for tid in owners:
-        glare[tid][:] = True
-    empty = single("gray", 2)
-    glare[empty.id][:] = True
-    half = single("gray", 6)
+    glare[red.id][:] = glare[empty.id][:] = True
     glare[half.id][:2] = True  # two of six spaces: not under glare
-    plain = read_tracks(ll)
-    r = read_tracks(ll, space_glare=glare)
-    for tid in list(owners) + [empty.id]:
-        assert plain[tid].confidence > cfg.glare_confidence and not plain[tid].doubtful
-        assert r[tid].confidence == cfg.glare_confidence and r[tid].doubtful
-        assert r[tid].owner == plain[tid].owner  # glare makes a reading less sure, never different
-    assert r[single("gray", 4).id].reason == "glare over this track can wash cars out: check they are red"
-    assert r[empty.id].reason == "glare over this track can hide cars: check whether it holds any"
-    assert r[half.id].confidence == plain[half.id].confidence and not r[half.id].doubtful
-    others = [t.id for t in BOARD.tracks if not glare[t.id].any()]
-    assert all(r[i].confidence == plain[i].confidence for i in others)
+    said_glare = set()
+    for strength in np.arange(0.5, 8.01, 0.25):
+        ll = evidence({red.id: "red"}, strength=float(strength))
+        plain = read_tracks(ll)
+        r = read_tracks(ll, space_glare=glare)
+        for tid in (red.id, empty.id):
+            assert r[tid].owner == plain[tid].owner  # glare makes a reading less sure, never different
+            assert r[tid].confidence <= plain[tid].confidence
+            if not plain[tid].doubtful and r[tid].doubtful:
+                said_glare.add(tid)
+                assert r[tid].reason == ("glare over this track can hide cars: check whether it holds any"
+                                         if tid == empty.id else
+                                         "glare over this track can wash cars out: check they are red")
+        assert r[half.id].confidence == plain[half.id].confidence
+        others = [t.id for t in BOARD.tracks if not glare[t.id].any()]
+        assert all(r[i].confidence == plain[i].confidence for i in others)
+    assert said_glare == {red.id, empty.id}
+    # Plain evidence shows through the glare: sure still, if less than without it.
+    assert not r[red.id].doubtful and not r[empty.id].doubtful
+    assert r[red.id].confidence < plain[red.id].confidence
+    assert r[red.id].confidence >= cfg.below
 
 
 def test_under_glare_a_track_the_evidence_already_doubts_keeps_its_own_reason():
@@ -261,5 +269,4 @@ def test_under_glare_a_track_the_evidence_already_doubts_keeps_its_own_reason():
     ll[t.id][2:, 0] = 7.0
     glare = [np.ones(x.length, bool) for x in BOARD.tracks]
     plain, r = read_tracks(ll)[t.id], read_tracks(ll, space_glare=glare)[t.id]
-    assert plain.confidence < DoubtSettings().glare_confidence
-    assert r.confidence == plain.confidence and r.reason == plain.reason
+    assert plain.doubtful and r.reason == plain.reason and r.confidence <= plain.confidence

@@ -250,14 +250,15 @@ def test_the_bundled_example_reads_exactly(reader):
     assert not wrong, wrong
 
 
-def test_glare_on_a_rendered_photo_makes_the_tracks_under_it_doubtful(reader):
+def test_glare_on_a_rendered_photo_is_found_and_makes_the_tracks_under_it_less_sure(reader):
     """A lamp's reflection added to a rendered photo, the phone exposing for it (the rest of the
-    board dim): the tracks under it are marked doubtful, for glare unless their own evidence is
-    already less sure than glare makes them (then they keep their own reason); without it, no
-    track is doubtful for glare."""
+    board dim): the glare is found over the tracks under it, each of them is read right or marked
+    doubtful, and none is surer than its calibration under glare allows; on the photo without
+    it, no space is under glare."""
     from calibration.template import load_template
+    from vision.decide.doubt import glare_chance, track_contests
 
-    photo, _ = _render(11)
+    photo, owners = _render(11)
     to_photo = cv2.getPerspectiveTransform(
         np.float32([[0, 0], [BOARD_MM[0], 0], [BOARD_MM[0], BOARD_MM[1]], [0, BOARD_MM[1]]]),
         np.float32(photo.corners_xy))
@@ -271,12 +272,19 @@ def test_glare_on_a_rendered_photo_makes_the_tracks_under_it_doubtful(reader):
     centres = np.array([t.centers().mean(axis=0) for t in load_template().tracks])
     under = np.flatnonzero(np.linalg.norm(centres - glare_mm, axis=1) < 30)
     assert len(under) >= 2
-    with_glare = reader.read(glared, "glare").tracks
-    cap = reader.settings.doubt.glare_confidence
-    assert all(with_glare[i].doubtful for i in under)
-    assert all(with_glare[i].reason.startswith("glare") for i in under if with_glare[i].confidence >= cap)
-    assert any(with_glare[i].reason.startswith("glare") for i in under)  # the glare itself found
-    assert not any(t.reason.startswith("glare") for t in reader.read(photo.image_bgr, "plain").tracks)
+    trace = reader.trace(glared, "glare")
+    track_ids = load_template().all_spaces().track_ids
+    assert all(trace.evidence.glare[track_ids == i].mean() >= 0.5 for i in under)  # the glare itself found
+    cfg = reader.settings.doubt
+    margin, _, _ = track_contests(trace.decision.scores, trace.decision.choice, reader.board,
+                                  reader.settings.decide.spill, cfg)
+    for i in under:
+        t = trace.tracks[i]
+        assert t.doubtful or t.owner == owners.get(i)
+        assert t.confidence <= 1.0 - glare_chance(margin[i], t.length, cfg) + 1e-12
+    plain = reader.trace(photo.image_bgr, "plain")
+    assert not plain.evidence.glare.any()
+    assert not any(t.reason.startswith("glare") for t in plain.tracks)
 
 
 def test_overlay_draws_owners(reader):

@@ -36,7 +36,7 @@ def doubt_tracks(space_loglik: list[np.ndarray], scores: np.ndarray, choice: np.
                  space_probs: list[np.ndarray] | None = None, space_glare: list[np.ndarray] | None = None,
                  decide: DecideSettings = DecideSettings(), cfg: DoubtSettings = DoubtSettings()) -> list[TrackReading]:
     """Every track's reading: the owner `choice` gives it, its confidence (the calibrated chance the
-    owner is right, held to `cfg.glare_confidence` on a track under glare), and for a doubtful
+    owner is right, less where the track is under glare: `track_confidence`), and for a doubtful
     track why. `scores`: the decision's tempered track scores; `space_probs` (optional) are kept in
     the readings; `space_glare` (optional, per track (length,) bool) says which spaces are under glare."""
     margin, runner, kinds = track_contests(scores, choice, board, decide.spill, cfg)
@@ -46,10 +46,10 @@ def doubt_tracks(space_loglik: list[np.ndarray], scores: np.ndarray, choice: np.
         c, r, kind = int(choice[t.id]), int(runner[t.id]), int(kinds[t.id])
         glared = space_glare is not None and under_glare(space_glare[t.id], cfg)
         conf = track_confidence(margin[t.id], t.length, kind, glared, cfg)
-        # Where the evidence alone says less than the glare, its reason is the one to give. A track
-        # under glare is always checked: the glare hides what the evidence would need.
-        glare_says = glared and conf == cfg.glare_confidence
-        doubtful = conf < cfg.below or glared
+        # Where the evidence alone would be sure, the glare is what makes the track doubtful: its
+        # reason is the one to give.
+        doubtful = conf < cfg.below
+        glare_says = glared and track_confidence(margin[t.id], t.length, kind, False, cfg) >= cfg.below
         reason = ""
         if doubtful and glare_says:
             reason = ("glare over this track can hide cars: check whether it holds any" if c == 0 else
@@ -130,10 +130,20 @@ def doubt_warnings(tracks: list[TrackReading], cfg: DoubtSettings = DoubtSetting
 
 def track_confidence(margin: float, length: int, kind: int, glared: bool = False,
                      cfg: DoubtSettings = DoubtSettings()) -> float:
-    """The chance a track's reading is right: 1 - `doubt_chance`, held to `cfg.glare_confidence`
-    on a track under glare (`under_glare`)."""
-    conf = 1.0 - doubt_chance(margin, length, kind, cfg)
-    return min(conf, cfg.glare_confidence) if glared else conf
+    """The chance a track's reading is right: 1 - `doubt_chance`, and on a track under glare
+    (`under_glare`) at most 1 - `glare_chance`."""
+    wrong = doubt_chance(margin, length, kind, cfg)
+    return 1.0 - (max(wrong, glare_chance(margin, length, cfg)) if glared else wrong)
+
+
+def glare_chance(margin: float, length: int, cfg: DoubtSettings = DoubtSettings()) -> float:
+    """The chance a track under glare is read wrong, from its evidence margin per space, whatever
+    its contest: sigmoid(glare_bias - glare_slope * m), fitted on the tracks under glare of the
+    rendered photos (benchmarks/fit_doubt.py). Glare hides cars and washes them out, so a margin
+    says less there; but where it is wide, the cars (or the bare print) showed through."""
+    lo, hi = cfg.margin_range
+    m = float(np.clip(margin / max(length, 1), lo, hi))
+    return float(1.0 / (1.0 + np.exp(-(cfg.glare_bias - cfg.glare_slope * m))))
 
 
 def under_glare(space_glare: np.ndarray, cfg: DoubtSettings = DoubtSettings()) -> bool:
