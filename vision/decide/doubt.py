@@ -3,8 +3,9 @@
 The rules help choose, but they make no reading surer (they hang on the other tracks' readings). A
 track's confidence is the calibrated chance that its owner is right, from how far the photo's own
 evidence puts it ahead of the next likeliest hypothesis, per space, and what the two were (its
-contest: cars on print of their own colour, two car colours, cars or none): `doubt_chance`, fitted
-on rendered photos (benchmarks/fit_doubt.py). Under `DoubtSettings.below` the track is doubtful,
+contest: cars on print of their own colour, two car colours, cars or none, which lane): `doubt_chance`,
+fitted on rendered photos (benchmarks/fit_doubt.py); under glare, by the glare's own calibration
+where it says less (`glare_chance`). Under `DoubtSettings.below` the track is doubtful,
 with a reason (`doubt_reason`); so is each claim of a player read on most of the tracks printed in
 their own colour (`most_of_own_print`), and on a photo hard to read as a whole each track under a
 surer standard (`hard_photo`).
