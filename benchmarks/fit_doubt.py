@@ -75,7 +75,14 @@ from calibration.template import load_template  # noqa: E402
 from scoring.board import load_board  # noqa: E402
 from scoring.errors import TtrError  # noqa: E402
 from vision.decide import decide  # noqa: E402
-from vision.decide.doubt import DOUBT_KINDS, hard_photo_marks, track_confidence, track_contests, under_glare  # noqa: E402
+from vision.decide.doubt import (  # noqa: E402
+    DOUBT_KINDS,
+    hard_photo_marks,
+    margin_per_space,
+    track_confidence,
+    track_contests,
+    under_glare,
+)
 from vision.read import Reader  # noqa: E402
 from vision.reading import SPACE_CLASSES  # noqa: E402
 from vision.settings import DecideSettings, DoubtSettings, LightSettings, fitted_entries, write_fitted  # noqa: E402
@@ -188,8 +195,7 @@ def track_rows(cached: list[Path], reader: Reader, cfg: DoubtSettings = DoubtSet
 
 
 def per_space(rows: dict, cfg: DoubtSettings) -> np.ndarray:
-    lo, hi = cfg.margin_range
-    return np.clip(rows["margin"] / np.maximum(rows["length"], 1), lo, hi)
+    return margin_per_space(rows["margin"], rows["length"], cfg)
 
 
 def logistic(x: np.ndarray, y: np.ndarray, ridge: float = 1e-2) -> tuple[float, float]:

@@ -142,9 +142,7 @@ def glare_chance(margin: float, length: int, cfg: DoubtSettings = DoubtSettings(
     its contest: sigmoid(glare_bias - glare_slope * m), fitted on the tracks under glare of the
     rendered photos (benchmarks/fit_doubt.py). Glare hides cars and washes them out, so a margin
     says less there; but where it is wide, the cars (or the bare print) showed through."""
-    lo, hi = cfg.margin_range
-    m = float(np.clip(margin / max(length, 1), lo, hi))
-    return float(1.0 / (1.0 + np.exp(-(cfg.glare_bias - cfg.glare_slope * m))))
+    return calibrated_chance(margin_per_space(margin, length, cfg), cfg.glare_bias, cfg.glare_slope)
 
 
 def under_glare(space_glare: np.ndarray, cfg: DoubtSettings = DoubtSettings()) -> bool:
@@ -222,10 +220,19 @@ def doubt_chance(margin: float, length: int, kind: int, cfg: DoubtSettings = Dou
     Per space, because a track's spaces share the light and the cars: a misread (green cars taken
     for black in dim light) runs the whole length of a track, so a long track's larger sum is no
     surer than a short one's."""
+    return calibrated_chance(margin_per_space(margin, length, cfg), cfg.bias[kind], cfg.slope[kind])
+
+
+def margin_per_space(margin, length, cfg: DoubtSettings = DoubtSettings()):
+    """A track's evidence margin per space, held to `cfg.margin_range` (what the calibration reads;
+    arrays of margins and lengths alike)."""
     lo, hi = cfg.margin_range
-    m = float(np.clip(margin / max(length, 1), lo, hi))
-    z = cfg.bias[kind] - cfg.slope[kind] * m
-    return float(1.0 / (1.0 + np.exp(-z)))
+    return np.clip(np.asarray(margin, float) / np.maximum(length, 1), lo, hi)
+
+
+def calibrated_chance(m: float, bias: float, slope: float) -> float:
+    """sigmoid(bias - slope * m): a fitted calibration's chance of a misread at margin `m` a space."""
+    return float(1.0 / (1.0 + np.exp(-(bias - slope * float(m)))))
 
 
 def doubt_reason(printed: str, owner: int, runner_up: int, kind: int, margin: float, n_runner: int,
