@@ -139,3 +139,63 @@ def test_the_board_is_measured_by_the_outline_the_dots_agree_with_not_the_larges
     board = found([[300, 300], [800, 300], [800, 630], [300, 630]], 16)
     assert locate._board_seen([table, board]) is board
     assert locate._board_seen([]) is None
+
+
+def _full_size_no_board_photos():
+    for seed in range(3):
+        yield f"table {seed}", np.clip(cam.table(np.random.default_rng(seed), (1600, 1200)), 0, 255).astype(np.uint8)
+    _, bars = list(_small_no_board_photos())[-1]
+    yield "frame with random bars", cv2.resize(bars, (1600, 1200), interpolation=cv2.INTER_LINEAR)
+
+
+@pytest.mark.parametrize("name,image", list(_full_size_no_board_photos()),
+                         ids=lambda x: x if isinstance(x, str) else "")
+def test_full_size_photos_with_no_board_are_refused(name, image):
+    # Where no outline shows enough city dots the tracks are asked, at any size: they must not
+    # take a table or a frame of strewn bars for a board.
+    with pytest.raises(BoardNotFound):
+        locate_board(image)
+
+
+def _flash_fall_off(image, corners, middle=1.3, edge=0.5):
+    """The photo lit as by a phone's flash: bright in the board's middle, falling off to its edges."""
+    h, w = image.shape[:2]
+    c = np.asarray(corners, float)
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    r = np.hypot(xx - c[:, 0].mean(), yy - c[:, 1].mean()) / (np.linalg.norm(c[2] - c[0]) / 2)
+    gain = edge + (middle - edge) * np.exp(-(r / 0.5) ** 2)
+    return np.clip(image.astype(np.float32) * gain[..., None], 0, 255).astype(np.uint8)
+
+
+def test_the_layout_confirms_a_board_under_a_flash():
+    # The ink is judged against the paper around it, so light falling off from the middle of the
+    # board moves paper and ink alike; judged against one paper colour for the whole map, the
+    # dim edges read as ink and the bright middle as paper (score 0.17 on this photo).
+    rng = np.random.default_rng(41)
+    p = render_photo(rng, {"red": [0, 5, 9, 40], "blue": [12, 60], "black": [3, 30, 66]}, size_wh=(1600, 1200))
+    img = _flash_fall_off(p.image_bgr, p.corners_xy)
+    assert confirmed(check_layout(img, p.corners_xy, CFG.layout), CFG.layout)
+    turned = np.asarray(p.corners_xy)[[2, 3, 0, 1]]
+    assert not confirmed(check_layout(img, turned, CFG.layout), CFG.layout)
+
+
+def test_a_board_whose_dots_are_washed_out_is_checked_by_its_tracks(monkeypatch):
+    # Seen finer than the dots need, yet too few of them show on any outline (a flash's glare, a
+    # dim and noisy phone): the tracks may confirm the outline, and the player is told so.
+    import dataclasses
+
+    from vision import locate
+
+    rng = np.random.default_rng(32)
+    p = render_photo(rng, {"red": [0, 5, 9, 40], "blue": [12, 60], "green": [45, 70]}, size_wh=(1600, 1200))
+    assert photo_px_per_mm(p.corners_xy) >= CFG.min_px_per_mm
+    check = locate._check
+
+    def washed_out(*args, **kwargs):
+        f = check(*args, **kwargs)
+        return dataclasses.replace(f, check=dataclasses.replace(f.check, found=min(f.check.found, 16)))
+
+    monkeypatch.setattr(locate, "_check", washed_out)
+    loc = locate_board(p.image_bgr)
+    assert corner_error_pct(loc.corners_xy, p.corners_xy) < 0.5
+    assert any("city dots could not be made out" in w and "without the flash" in w for w in loc.warnings), loc.warnings

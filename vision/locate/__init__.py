@@ -29,7 +29,8 @@ The stages, each its own module:
 4. choose: the first outline the dots confirm and would move by less than `consistent_mm` stands
    as found. An outline some dots agree with is put right by them (their homography) and checked
    afresh, up to `corrections` times;
-5. where the dots cannot speak (a board under `min_px_per_mm`, a blurred photo), the tracks' layout
+5. where the dots cannot speak (a board under `min_px_per_mm`, a blurred photo, too few dots on any
+   outline: glare or noise washing them out), the tracks' layout
    (`layout`) may confirm the best of the outlines found and corrected in 1-4, with a warning
    that says so.
    Nothing confirmed: refused, saying why (no board, cut off, mirrored, too small to check, or not
@@ -50,8 +51,10 @@ from vision.locate import outline, printed
 from vision.locate.config import DotConfig, LayoutConfig, LocateConfig, MatchConfig, OutlineConfig
 from vision.locate.dots import DotCheck, check_outline, city_dots_mm, verified
 from vision.locate.errors import (
+    BY_TRACKS_ADVICE,
     BY_TRACKS_MESSAGE,
     CUT_OFF_MESSAGE,
+    DOTS_UNSEEN_ADVICE,
     TOO_SMALL_MESSAGE,
     UNCONFIRMED_MESSAGE,
     BoardCutOff,
@@ -108,25 +111,27 @@ def locate_board(image_bgr: np.ndarray, cfg: LocateConfig = LocateConfig()) -> B
     standing = [f for f in found if _stands(f, cfg)]
     warnings = []
     if not standing:
-        if cut:
-            raise BoardCutOff(CUT_OFF_MESSAGE)
         # The board's size and sharpness as the outline most dots agree with shows them (another
         # outline may wrap the table). The dots cannot speak on a board too small or too blurred
-        # to show them: the tracks may.
+        # to show them, nor where too few of them show on any outline (a flash's glare or a dim,
+        # noisy photo washes them out): the tracks may. Dots enough that disagree refuse it.
         seen = _board_seen(found)
         across = photo_px_per_mm(seen.corners_xy) * BOARD_MM[0] if seen is not None else np.inf
         small_board = across < cfg.min_px_per_mm * BOARD_MM[0]
         is_blurred = seen is not None and _blurred(img, seen, cfg)
-        by_layout = _by_layout(img, found, cfg, last_resort) if small_board or is_blurred else None
+        dots_unseen = seen is not None and seen.check.found < cfg.dots.min_verified
+        asked = small_board or is_blurred or dots_unseen
+        by_layout = _by_layout(img, found, cfg, last_resort) if asked else None
         if by_layout is None:
+            if cut:
+                raise BoardCutOff(CUT_OFF_MESSAGE)
             if _mirrored(small, ref, cfg):
                 raise BoardMirrored()
             if small_board:
                 raise BoardNotFound(TOO_SMALL_MESSAGE.format(px=int(across)))
             raise BoardNotFound(UNCONFIRMED_MESSAGE) if found else BoardNotFound()
         standing = [by_layout]
-        warnings.append(BY_TRACKS_MESSAGE.format(why=f"the board is small in the photo ({int(across)} pixels across)"
-                                                 if small_board else "the photo is blurred"))
+        warnings.append(_by_tracks_warning(small_board, is_blurred, across))
     best = standing[0]  # the first found that the dots (or, where they cannot speak, the tracks) confirm
     corners, check = best.corners_xy, best.check
 
@@ -267,6 +272,16 @@ def _by_layout(img, found: list[_Found], cfg: LocateConfig, last_resort: int | N
         if best is not None:
             return best
     return None
+
+
+def _by_tracks_warning(small_board: bool, is_blurred: bool, across: float) -> str:
+    """What a board confirmed by its tracks alone is told, by why the dots could not speak."""
+    if small_board:
+        return BY_TRACKS_MESSAGE.format(why=f"the board is small in the photo ({int(across)} pixels across)",
+                                        advice=BY_TRACKS_ADVICE)
+    if is_blurred:
+        return BY_TRACKS_MESSAGE.format(why="the photo is blurred", advice=BY_TRACKS_ADVICE)
+    return BY_TRACKS_MESSAGE.format(why="the board's city dots could not be made out", advice=DOTS_UNSEEN_ADVICE)
 
 
 def _mirrored(small, ref, cfg) -> bool:

@@ -258,12 +258,17 @@ class DotConfig:
 @dataclass(frozen=True)
 class LayoutConfig:
     """Checking an outline by the tracks' layout (`layout.check_layout`), where the city dots cannot
-    be made out: a board under `LocateConfig.min_px_per_mm`, or a blurred photo (`vision.quality`)."""
+    be made out: a board under `LocateConfig.min_px_per_mm`, a blurred photo (`vision.quality`), or
+    too few dots showing on any outline (`DotConfig.min_verified`: a flash's glare, a dim noisy photo)."""
 
     px_per_mm: float = 0.25  # the coarse flattening it is judged on (a space is 2 x 6 pixels)
-    # Measured on the right outlines of renders and of the development photos shrunk to 480-640
-    # pixels (0.34-0.79), and on the same outlines turned half round or mirrored (-0.01-0.12):
-    # a board is confirmed half way between, and clear of its own turned outline by as much.
+    # Ink is judged against the paper's median colour within this window (mm): wide enough that
+    # paper is most of it among the tracks, narrow against a flash's hot spot or a shadow's edge.
+    paper_mm: float = 60.0
+    # Measured on the right outlines of the development photos and of 300 varied renders (seeds
+    # 7500, 7600; 100 under a flash): 0.36-0.80, and on the same outlines turned half round or
+    # mirrored: at most 0.13. A board is confirmed half way between, and clear of its own turned
+    # outline by as much.
     min_score: float = 0.25
     min_margin: float = 0.15
 

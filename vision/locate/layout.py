@@ -2,7 +2,7 @@
 
 In: an image (BGR uint8) and a candidate outline in it (board order TL, TR, BR, BL).
 Out: `LayoutCheck`: how well the photo, flattened by that outline, puts ink (print or cars: anything
-not paper) where the template has its 309 spaces, and how well the same outline does turned half
+not the paper around it) where the template has its 309 spaces, and how well the same outline does turned half
 round or mirrored.
 
 Why: a city dot is 10 mm across, so on a board under ~640 pixels across (0.8 px/mm: a messaging
@@ -49,11 +49,18 @@ def spaces_image(px_per_mm: float) -> np.ndarray:
     return img
 
 
-def ink(flat_bgr: np.ndarray, map_inset: int) -> np.ndarray:
-    """How far each pixel is from the map's paper (Lab distance to the map's median colour)."""
-    lab = cv2.cvtColor(flat_bgr, cv2.COLOR_BGR2LAB).astype(np.float32)
-    paper = np.median(lab[map_inset:-map_inset, map_inset:-map_inset].reshape(-1, CHANNELS), axis=0)
-    return np.linalg.norm(lab - paper, axis=2)
+def ink(flat_bgr: np.ndarray, map_inset: int, paper_px: int) -> np.ndarray:
+    """How far each pixel is from the map's paper around it: the Lab distance to the median colour
+    of a `paper_px` window (odd), the score track outside the map counted as the map's median
+    paper. The paper's own neighbourhood is its white, as in `vision.light`: a flash's hot spot,
+    a shadow or a lamp's fall-off moves paper and ink alike."""
+    lab = cv2.cvtColor(flat_bgr, cv2.COLOR_BGR2LAB)
+    inner = lab[map_inset:-map_inset, map_inset:-map_inset]
+    filled = np.empty_like(lab)
+    filled[:] = np.median(inner.reshape(-1, CHANNELS), axis=0).astype(np.uint8)
+    filled[map_inset:-map_inset, map_inset:-map_inset] = inner
+    paper = cv2.medianBlur(filled, paper_px)
+    return np.linalg.norm(lab.astype(np.float32) - paper.astype(np.float32), axis=2)
 
 
 def _correlation(ink_map: np.ndarray, spaces: np.ndarray, inset: int) -> float:
@@ -68,7 +75,8 @@ def check_layout(image_bgr: np.ndarray, corners_xy, cfg: LayoutConfig = LayoutCo
     c = np.asarray(corners_xy, dtype=np.float64).reshape(CORNERS, 2)
     inset = max(1, int(round(BORDER_MM * cfg.px_per_mm)))  # the map only: the score track is all ink
     try:
-        seen = ink(flatten(image_bgr, c, px_per_mm=cfg.px_per_mm), inset)
+        paper_px = int(cfg.paper_mm * cfg.px_per_mm) | 1  # odd, as a median window must be
+        seen = ink(flatten(image_bgr, c, px_per_mm=cfg.px_per_mm), inset, paper_px)
     except (ValueError, cv2.error):
         return LayoutCheck(0.0, 0.0)
     spaces = spaces_image(cfg.px_per_mm)
