@@ -266,7 +266,7 @@ class LayoutConfig:
     # paper is most of it among the tracks, narrow against a flash's hot spot or a shadow's edge.
     paper_mm: float = 60.0
     # Measured on the right outlines of the development photos and of 300 varied renders (seeds
-    # 7500, 7600; 100 under a flash): 0.36-0.80, and on the same outlines turned half round or
+    # 7500, 7600; 100 under a flash): 0.36-0.72, and on the same outlines turned half round or
     # mirrored: at most 0.13. A board is confirmed half way between, and clear of its own turned
     # outline by as much.
     min_score: float = 0.25

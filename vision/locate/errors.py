@@ -13,7 +13,7 @@ TOO_SMALL_MESSAGE = ("the board is too small in the photo ({px} pixels across) t
 BY_TRACKS_MESSAGE = ("{why}, so the board's outline was checked by its tracks alone and some tracks may be "
                      "misread: {advice}")
 BY_TRACKS_ADVICE = "come closer, hold still, or send the photo at full size"  # a small or blurred board
-DOTS_UNSEEN_ADVICE = "take it again in even light, without the flash"  # dots washed out or lost in noise
+DOTS_UNSEEN_ADVICE = "take it again in bright, even light, without the flash"  # dots washed out or lost in noise
 # No outline at all: the board may be missing, or too small or too dimly lit for its outline to show
 # (boards under about a tenth of the frame, e.g. 400-550 pixels across a 1600x900 photo; in a photo
 # of over about 3 megapixels, any board the city dots can confirm is looked at: `outline.for_photo`).
