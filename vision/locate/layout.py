@@ -2,8 +2,8 @@
 
 In: an image (BGR uint8) and a candidate outline in it (board order TL, TR, BR, BL).
 Out: `LayoutCheck`: how well the photo, flattened by that outline, puts ink (print or cars: anything
-not the paper around it) where the template has its 309 spaces, and how well the same outline does turned half
-round or mirrored.
+not the paper around it) where the template has its 309 spaces, and how well the same outline does
+turned half round or mirrored.
 
 Why: a city dot is 10 mm across, so on a board under ~640 pixels across (0.8 px/mm: a messaging
 app's thumbnail, a photo from across the room) it is a few pixels of blurred copper, and red cars
@@ -74,8 +74,8 @@ def check_layout(image_bgr: np.ndarray, corners_xy, cfg: LayoutConfig = LayoutCo
     """The tracks' layout's verdict on an outline (photo pixels of `image_bgr`, board order)."""
     c = np.asarray(corners_xy, dtype=np.float64).reshape(CORNERS, 2)
     inset = max(1, int(round(BORDER_MM * cfg.px_per_mm)))  # the map only: the score track is all ink
+    paper_px = int(cfg.paper_mm * cfg.px_per_mm) | 1  # odd, as a median window must be
     try:
-        paper_px = int(cfg.paper_mm * cfg.px_per_mm) | 1  # odd, as a median window must be
         seen = ink(flatten(image_bgr, c, px_per_mm=cfg.px_per_mm), inset, paper_px)
     except (ValueError, cv2.error):
         return LayoutCheck(0.0, 0.0)
