@@ -28,12 +28,18 @@ doubtful tracks, and the wrong tracks left unmarked, counted as `eval_real.py` c
 double printed alike as a pair). One STANDARD line a set and standard. Why: the doubt's bar asks
 for few marks and every wrong track marked; this shows what the one costs in the other at today's
 evidence.
+
+With --by-track N: the N tracks that fall under the mark on the most played photos of a set, each
+with its contest kind, the reading and its runner-up most often met there, and how many of those
+photos read it wrong. One TRACK line a track. Why: photos of one position repeat its hard tracks,
+so a set's doubt may rest on a few places on the board (a car laid between a double's lanes) that
+more photos of the same position cannot make plainer.
 """
 from __future__ import annotations
 
 import argparse
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import replace
 from pathlib import Path
 
@@ -88,9 +94,10 @@ def played_views(views) -> list:
 
 
 def contests(reader: Reader, views, checks, belows: tuple[float, ...] = ()
-             ) -> tuple[list[tuple[int, float, float, bool, int | None]], np.ndarray]:
+             ) -> tuple[list[tuple[int, float, float, bool, int | None, int, int, int]], np.ndarray]:
     """(contest kind, margin per space, the mark's margin per space, read wrong, for a lane of a
-    double its `lean_bin`, else None) of every track of every photo of `views` (`played_views`),
+    double its `lean_bin`, else None, track id, hypothesis read, runner-up (SPACE_CLASSES
+    indices)) of every track of every photo of `views` (`played_views`),
     and (len(belows), 2) the doubtful tracks and the wrong tracks left unmarked of all of them with
     each standard of `belows` in place of the usual photos' own (`doubt_counts`; a photo whose
     flash fired keeps its own)."""
@@ -111,7 +118,7 @@ def contests(reader: Reader, views, checks, belows: tuple[float, ...] = ()
             o = r.board.double_ids[t.id]
             lean = lean_bin(lean_towards(lanes_mm[t.id], lanes_mm[o], view.camera_mm)) if o >= 0 else None
             out.append((kind, float(margin[t.id]) / t.length, mark_margin(kind, cfg),
-                        bool(truth_ix[t.id] != owners[t.id]), lean))
+                        bool(truth_ix[t.id] != owners[t.id]), lean, t.id, owners[t.id], int(runner[t.id])))
     return out, counts
 
 
@@ -144,6 +151,8 @@ def main(argv=None) -> int:
                     help="car-or-print checks each trained leaving some real photos out (as ablate.py takes them)")
     ap.add_argument("--standards", type=standards, default=(), metavar="B,B,...",
                     help="standards (confidences between 0 and 1) to mark the doubt by instead")
+    ap.add_argument("--by-track", type=int, default=0, metavar="N",
+                    help="also the N tracks under the mark on the most photos")
     args = ap.parse_args(argv)
     belows = args.standards
     checks = held_out_checks(args.held_out_checks)
@@ -155,7 +164,7 @@ def main(argv=None) -> int:
         # tracks, under the mark, of those a double's lane, wrong under the mark, wrong above it
         per = defaultdict(lambda: [0, 0, 0, 0, 0])
         by_lean = np.zeros((len(LEANS), 2), int)  # doubles' lanes: all, under the mark
-        for kind, m, mark, wrong, lean in rows:
+        for kind, m, mark, wrong, lean, *_ in rows:
             p = per[kind]
             p[0] += 1
             p[1] += m < mark
@@ -175,7 +184,27 @@ def main(argv=None) -> int:
         for below, (doubtful, unmarked) in zip(belows, counts):
             print(f"STANDARD set={folder.name} below={below:g} doubtful_per_played_photo="
                   f"{doubtful / max(len(views), 1):.1f} wrong_unmarked={unmarked}", flush=True)
+        for line in by_track(rows, reader.board, args.by_track):
+            print(f"TRACK set={folder.name} {line}", flush=True)
     return 0
+
+
+def by_track(rows, board, top: int) -> list[str]:
+    """--by-track: the `top` tracks under the mark on the most photos of `rows` (`contests`), one line
+    each: the track, on how many photos it is under the mark, the contest kind and the reading
+    against its runner-up most often met there, and how many of those photos read it wrong."""
+    marks: dict[int, list] = defaultdict(list)
+    for kind, m, mark, wrong, _, track, read, runner in rows:
+        if m < mark:
+            marks[track].append((kind, read, runner, wrong))
+    out = []
+    for track, seen in sorted(marks.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:top]:
+        t = board.tracks[track]
+        (kind, read, runner), _ = Counter(s[:3] for s in seen).most_common(1)[0]
+        out.append(f"track={t.a.replace(' ', '_')}-{t.b.replace(' ', '_')}({t.color}) under={len(seen)} "
+                   f"kind={DOUBT_KINDS[kind].replace(' ', '_')} read={SPACE_CLASSES[read]} "
+                   f"runner_up={SPACE_CLASSES[runner]} wrong={sum(s[3] for s in seen)}")
+    return out
 
 
 if __name__ == "__main__":

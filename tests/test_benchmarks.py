@@ -210,7 +210,7 @@ def test_locate_sets_gives_each_photo_a_verdict(renders, tmp_path):
 
 def test_doubt_margins_counts_every_track_of_the_played_boards_by_contest(renders, tmp_path):
     r = _run([str(ROOT / "benchmarks" / "doubt_margins.py"), str(renders), "--cache", str(tmp_path / "cache"),
-              "--standards", "0.5,0.99,0.999999"], cwd=tmp_path)
+              "--standards", "0.5,0.99,0.999999", "--by-track", "100"], cwd=tmp_path)
     # Per standard: a surer standard marks at least as many tracks and leaves no more wrong ones
     # unmarked; the surest marks nearly every track of the two played boards.
     standards = re.findall(r"STANDARD set=\S+ below=([\d.]+) doubtful_per_played_photo=([\d.]+) wrong_unmarked=(\d+)",
@@ -231,6 +231,35 @@ def test_doubt_margins_counts_every_track_of_the_played_boards_by_contest(render
     assert sum(int(n) for _, _, n in leans) == 2 * int(np.sum(np.array(load_board().double_ids) >= 0))  # every lane, twice
     assert sum(int(u) for _, u, _ in leans) == sum(int(k[3]) for k in kinds)  # the doubles under the mark, by lean
     assert all(int(u) <= int(n) for _, u, n in leans)
+    # By track: every track under the mark once, most marked first, no more wrong than marked.
+    tracks = re.findall(r"TRACK set=\S+ track=(\S+) under=(\d+) kind=(\w+) read=(\w+) runner_up=(\w+) wrong=(\d+)",
+                        r.stdout)
+    assert sum(int(u) for _, u, *_ in tracks) == sum(int(k[2]) for k in kinds)
+    assert [int(u) for _, u, *_ in tracks] == sorted((int(u) for _, u, *_ in tracks), reverse=True)
+    assert all(0 <= int(w) <= int(u) <= 2 and read != runner for _, u, _, read, runner, w in tracks)
+
+
+def test_by_track_lists_the_tracks_marked_on_most_photos_first():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from doubt_margins import by_track
+
+    from vision.reading import SPACE_CLASSES
+
+    board = load_board()
+    blue, black, empty = (SPACE_CLASSES.index(c) for c in ("blue", "black", "empty"))
+    # (kind, margin, mark, wrong, lean, track, read, runner): track 5 under the mark on three
+    # photos (once read wrong, once as another contest), track 9 on one, track 7 never.
+    rows = [(1, 0.5, 1.0, False, None, 5, blue, black), (1, 0.2, 1.0, True, None, 5, blue, black),
+            (2, 0.9, 1.0, False, None, 5, blue, empty), (2, 0.1, 1.0, False, None, 9, empty, blue),
+            (1, 3.0, 1.0, True, None, 7, blue, black), (1, 1.0, 1.0, False, None, 9, black, blue)]
+    lines = by_track(rows, board, 5)
+    assert len(lines) == 2
+    t5, t9 = board.tracks[5], board.tracks[9]
+    assert lines[0].startswith(f"track={t5.a.replace(' ', '_')}-{t5.b.replace(' ', '_')}({t5.color}) under=3 ")
+    assert lines[0].endswith("kind=two_colours read=blue runner_up=black wrong=1")
+    assert lines[1] == (f"track={t9.a.replace(' ', '_')}-{t9.b.replace(' ', '_')}({t9.color}) under=1 "
+                        "kind=car_or_not read=empty runner_up=blue wrong=0")
+    assert by_track(rows, board, 1) == lines[:1]
 
 
 def test_a_neighbours_cars_lean_towards_the_lane_seen_beyond_them():
