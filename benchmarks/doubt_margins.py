@@ -143,6 +143,13 @@ def standards(text: str) -> tuple[float, ...]:
     return out
 
 
+def count(text: str) -> int:
+    """--by-track: a whole number, 0 or more."""
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"not a whole number of tracks: {text!r}")
+    return int(text)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("sets", nargs="+", help="labelled photo folders")
@@ -151,7 +158,7 @@ def main(argv=None) -> int:
                     help="car-or-print checks each trained leaving some real photos out (as ablate.py takes them)")
     ap.add_argument("--standards", type=standards, default=(), metavar="B,B,...",
                     help="standards (confidences between 0 and 1) to mark the doubt by instead")
-    ap.add_argument("--by-track", type=int, default=0, metavar="N",
+    ap.add_argument("--by-track", type=count, default=0, metavar="N",
                     help="also the N tracks under the mark on the most photos")
     args = ap.parse_args(argv)
     belows = args.standards
