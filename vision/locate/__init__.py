@@ -277,11 +277,12 @@ def _by_layout(img, found: list[_Found], cfg: LocateConfig, last_resort: int | N
 def _by_tracks_warning(small_board: bool, is_blurred: bool, across: float) -> str:
     """What a board confirmed by its tracks alone is told, by why the dots could not speak."""
     if small_board:
-        return BY_TRACKS_MESSAGE.format(why=f"the board is small in the photo ({int(across)} pixels across)",
-                                        advice=BY_TRACKS_ADVICE)
-    if is_blurred:
-        return BY_TRACKS_MESSAGE.format(why="the photo is blurred", advice=BY_TRACKS_ADVICE)
-    return BY_TRACKS_MESSAGE.format(why="the board's city dots could not be made out", advice=DOTS_UNSEEN_ADVICE)
+        why, advice = f"the board is small in the photo ({int(across)} pixels across)", BY_TRACKS_ADVICE
+    elif is_blurred:
+        why, advice = "the photo is blurred", BY_TRACKS_ADVICE
+    else:
+        why, advice = "the board's city dots could not be made out", DOTS_UNSEEN_ADVICE
+    return BY_TRACKS_MESSAGE.format(why=why, advice=advice)
 
 
 def _mirrored(small, ref, cfg) -> bool:
