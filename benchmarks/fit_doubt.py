@@ -29,6 +29,13 @@ loss, in twentieths, whose glare adds at most PRINT_GLARE_BUDGET checks a played
 usual doubt marks without it), on all of these renders; fitted first, the doubt after it:
     python3 benchmarks/fit_doubt.py --fit F7100 F7150 F7200 F7250 F7400 F7600 F7700 F7800 F7850 F7875 --glare
 
+Real cars as well (`--copies`, not shipped: `docs/ablation.md`): the development photos' re-lit and
+re-photographed copies fitted with the renders, the two counting alike, each copy read by the
+car-or-print check that left its session out (`--held-out-checks`); with `--folds`, per development
+session the fit again without that session's copies, shown on its photos and its copies:
+    python3 benchmarks/fit_doubt.py --fit F7100 F7150 F7200 F7250 F7400 F7600 F7700 --copies relit9128 re5656
+        --held-out-checks checks --check ../shared/real/dev --kinds "two colours" --folds
+
 Each DIR holds photos and gt/<photo stem>.json truths (`ttr render --out DIR` makes such a folder;
 ../shared/real/dev is one). Every photo is read once (CACHE/<folder name>/<stem>.npz keeps its
 per-space evidence and the truth per track, so a second run takes seconds); the decision
@@ -69,7 +76,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from labelled import labelled_photos  # noqa: E402 (this folder: the scripts' own helper)
+from ablate import held_out_checks, reader_for  # noqa: E402 (this folder: the scripts' own helpers)
+from labelled import SESSIONS, labelled_photos, session_of  # noqa: E402
 
 from calibration.template import load_template  # noqa: E402
 from scoring.board import load_board  # noqa: E402
@@ -83,6 +91,7 @@ from vision.decide.doubt import (  # noqa: E402
     track_contests,
     under_glare,
 )
+from vision.quality import MSG_FLASH  # noqa: E402
 from vision.read import Reader  # noqa: E402
 from vision.reading import SPACE_CLASSES  # noqa: E402
 from vision.settings import DecideSettings, DoubtSettings, LightSettings, fitted_entries, write_fitted  # noqa: E402
@@ -134,9 +143,12 @@ def read_one(reader: Reader, path: Path) -> dict:
             "owners_read": np.array([SPACE_CLASSES.index(t.owner or "empty") for t in trace.tracks])}
 
 
-def collect(folder: Path, cache: Path, reader: Reader | None = None) -> list[Path]:
+def collect(folder: Path, cache: Path, reader: Reader | None = None, checks: list = ()) -> list[Path]:
+    """Each labelled photo of `folder` read once, its evidence kept under `cache`; with `checks`
+    (`ablate.held_out_checks`), a development photo or a copy of one read with the car-or-print
+    check that left it out."""
     cache.mkdir(parents=True, exist_ok=True)
-    out = []
+    out, readers = [], {}
     for photo, gt in labelled_photos(folder):
         target = cache / f"{photo.stem}.npz"
         failed = cache / f"{photo.stem}.failed"
@@ -145,7 +157,7 @@ def collect(folder: Path, cache: Path, reader: Reader | None = None) -> list[Pat
         if not target.exists():
             reader = reader or Reader()
             try:
-                d = read_one(reader, photo)
+                d = read_one(reader_for(reader, photo.name, checks, readers), photo)
             except TtrError as e:
                 print(f"{photo.name}: FAILED {e}", file=sys.stderr)
                 failed.write_text(str(e), encoding="utf-8")
@@ -198,15 +210,17 @@ def per_space(rows: dict, cfg: DoubtSettings) -> np.ndarray:
     return margin_per_space(rows["margin"], rows["length"], cfg)
 
 
-def logistic(x: np.ndarray, y: np.ndarray, ridge: float = 1e-2) -> tuple[float, float]:
+def logistic(x: np.ndarray, y: np.ndarray, ridge: float = 1e-2,
+             weight: np.ndarray | None = None) -> tuple[float, float]:
     """(bias, slope) of P(y) = sigmoid(bias - slope * x), by Newton's method (a little ridge keeps a
-    kind with no errors finite)."""
+    kind with no errors finite); each row counted `weight` times (default once)."""
     X = np.stack([np.ones_like(x), -x], axis=1)
+    c = np.ones_like(x) if weight is None else np.asarray(weight, float)
     w = np.zeros(2)
     for _ in range(100):
         p = 1.0 / (1.0 + np.exp(-X @ w))
-        g = X.T @ (p - y) + ridge * w
-        h = X.T @ (X * (p * (1 - p))[:, None]) + ridge * np.eye(2)
+        g = X.T @ (c * (p - y)) + ridge * w
+        h = X.T @ (X * (c * p * (1 - p))[:, None]) + ridge * np.eye(2)
         step = np.linalg.solve(h, g)
         w -= step
         if np.abs(step).max() < 1e-9:
@@ -228,13 +242,15 @@ def fit(rows: dict, cfg: DoubtSettings = DoubtSettings(), budget_rows: dict | No
     slope += [0.0] * (len(DOUBT_KINDS) - len(slope))
     for k in range(len(DOUBT_KINDS)) if kinds is None else kinds:
         sel = rows["kind"] == k
-        bias[k], slope[k] = (round(v, 2) for v in logistic(m[sel], rows["wrong"][sel].astype(float)))
+        weight = rows["weight"][sel] if "weight" in rows else None
+        bias[k], slope[k] = (round(v, 2) for v in logistic(m[sel], rows["wrong"][sel].astype(float), weight=weight))
     cfg = replace(cfg, bias=tuple(bias), slope=tuple(slope))
     if kinds is None or glare:
         # Under glare: the same regression on the tracks under glare, whatever their contest (few
         # photos hold glare the light normalisation leaves: too few such errors to fit per kind).
         g = rows["glared"]
-        glare_bias, glare_slope = (round(v, 2) for v in logistic(m[g], rows["wrong"][g].astype(float)))
+        weight = rows["weight"][g] if "weight" in rows else None
+        glare_bias, glare_slope = (round(v, 2) for v in logistic(m[g], rows["wrong"][g].astype(float), weight=weight))
         cfg = replace(cfg, glare_bias=glare_bias, glare_slope=glare_slope)
     if kinds is not None:
         return cfg
@@ -331,6 +347,61 @@ def report(name: str, rows: dict, cfg: DoubtSettings) -> None:
           f"doubtful={(doubtful & g).sum():4d} wrong_doubtful={(rows['wrong'] & g & doubtful).sum():3d}")
 
 
+# -- real copies ----------------------------------------------------------------------------------
+def cache_dir(cache: Path, folder: Path, checks: list) -> Path:
+    """Where `folder`'s evidence is kept: apart when held-out checks read some of its photos."""
+    name = folder.resolve().name
+    held = any(photo.stem == left or photo.stem.startswith(left + "_")
+               for photo, _ in labelled_photos(folder) for stems, _ in checks for left in stems)
+    return cache / (f"{name}.held-out" if held else name)
+
+
+def flash_fired(cached: Path) -> bool:
+    """Whether the photo's file said its flash fired (it is doubted by its own standard)."""
+    return MSG_FLASH in str(np.load(cached)["warnings"])
+
+
+def subset(rows: dict, sel: np.ndarray) -> dict:
+    return {k: v[sel] for k, v in rows.items()}
+
+
+def with_copies(render_rows: dict, copy_rows: dict) -> dict:
+    """The renders' tracks and the copies', each track weighed so that the two count alike."""
+    n_r, n_c = len(render_rows["wrong"]), max(len(copy_rows["wrong"]), 1)
+    out = {k: np.concatenate([render_rows[k], copy_rows[k]]) for k in render_rows}
+    out["weight"] = np.concatenate([np.ones(n_r), np.full(len(copy_rows["wrong"]), n_r / n_c)])
+    return out
+
+
+def folds(render_rows: dict, copy_rows: dict, check_rows: dict, shipped: DoubtSettings, kinds: list | None) -> None:
+    """Per development session: the calibration fitted again without that session's copies, and
+    its photos (of `check_rows`) and copies doubted by that fit and by the shipped one."""
+    kind_ids = None if not kinds else [DOUBT_KINDS.index(k) for k in kinds if k in DOUBT_KINDS]
+    copy_session = np.array([session_of(p) for p in copy_rows["photo"]])
+    totals = defaultdict(lambda: np.zeros(4))
+    for session in SESSIONS:
+        cfg = fit(with_copies(render_rows, subset(copy_rows, copy_session != session)), shipped, render_rows,
+                  hard=False, kinds=kind_ids, glare=UNDER_GLARE in (kinds or ()))
+        print(f"fold {session}: fitted without its copies: bias={cfg.bias} slope={cfg.slope} below={cfg.below}")
+        shown = [(Path(d).name, subset(r, np.array([session_of(p) == session for p in r["photo"]])))
+                 for d, r in check_rows.items()]
+        for name, rows in shown + [("its copies", subset(copy_rows, copy_session == session))]:
+            if not len(rows["wrong"]):
+                continue
+            for label, c in (("fold", cfg), ("shipped", shipped)):
+                flag = marked(rows, c)
+                played = len(set(rows["photo"][rows["played"]]))
+                w = rows["wrong"]
+                print(f"  {session} {name} ({label}): SUMMARY photos={len(set(rows['photo']))} wrong={w.sum()} "
+                      f"wrong_marked_doubtful={(w & flag).sum()} per_played_photo="
+                      f"{(flag & rows['played']).sum() / max(played, 1):.2f}")
+                totals[(name if name == "its copies" else "photos", label)] += (
+                    played, (flag & rows["played"]).sum(), w.sum(), (w & flag).sum())
+    for (name, label), (played, flagged, wrong, wm) in sorted(totals.items()):
+        print(f"folds, {name} ({label}): SUMMARY played={int(played)} wrong={int(wrong)} "
+              f"wrong_marked_doubtful={int(wm)} per_played_photo={flagged / max(played, 1):.2f}")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fit", nargs="+", required=True, metavar="DIR", help="rendered photos to fit on")
@@ -346,13 +417,29 @@ def main(argv=None) -> int:
     ap.add_argument("--kinds", nargs="+", choices=DOUBT_KINDS + (UNDER_GLARE,), metavar="KIND",
                     help="fit only these contest kinds' calibration (or the glare's), keeping the rest as "
                          "shipped: " + ", ".join(DOUBT_KINDS + (UNDER_GLARE,)))
+    ap.add_argument("--copies", nargs="*", default=[], metavar="DIR",
+                    help="re-lit or re-photographed copies of the development photos (benchmarks/relight.py, "
+                         "rephotograph.py), fitted with the renders, the two counting alike (not --flash: their "
+                         "photos whose flash fired are left out)")
+    ap.add_argument("--held-out-checks", metavar="DIR",
+                    help="car-or-print checks each trained leaving some real photos out (as benchmarks/ablate.py "
+                         "takes them): those photos and their copies are read with the check that left them out")
+    ap.add_argument("--folds", action="store_true",
+                    help="with --copies: per development session, the fit again without that session's copies, "
+                         "shown on that session's photos of --check and on its copies")
     ap.add_argument("--cache", default="/tmp/ttr_doubt_cache", help="where the evidence is kept")
     ap.add_argument("--write", action="store_true",
                     help="write the fitted numbers into models/reader_settings.json with this command and its data")
     args = ap.parse_args(argv)
+    if args.copies and (args.flash or args.glare):
+        ap.error("--copies fits the usual photos' calibration: not with --flash or --glare")
+    if args.folds and not args.copies:
+        ap.error("--folds needs --copies")
     reader = Reader()
     cache = Path(args.cache)
-    cached = {d: collect(Path(d), cache / Path(d).resolve().name, reader) for d in dict.fromkeys(args.fit + args.check + (args.budget_on or []))}
+    checks = held_out_checks(Path(args.held_out_checks)) if args.held_out_checks else []
+    cached = {d: collect(Path(d), cache_dir(cache, Path(d), checks), reader, checks)
+              for d in dict.fromkeys(args.fit + args.check + (args.budget_on or []) + args.copies)}
     shipped = reader.settings.doubt_flash if args.flash else reader.settings.doubt
     prefix = "doubt_flash" if args.flash else "doubt"
     if args.glare:
@@ -373,6 +460,14 @@ def main(argv=None) -> int:
         return 0
     fit_rows = track_rows([p for d in args.fit for p in cached[d]], reader, shipped)
     budget_rows = None
+    copy_rows = None
+    if args.copies:
+        copy_rows = track_rows([p for d in args.copies for p in cached[d] if not flash_fired(p)], reader, shipped)
+        budget_rows = fit_rows  # the mark's budget stays the renders'
+        if args.folds:
+            folds(fit_rows, copy_rows, {d: track_rows(cached[d], reader, shipped) for d in args.check},
+                  shipped, args.kinds)
+        fit_rows = with_copies(fit_rows, copy_rows)
     if args.budget_on:
         budget_rows = track_rows([p for d in args.budget_on for p in cached[d]], reader, shipped)
     kinds = None if not args.kinds else [DOUBT_KINDS.index(k) for k in args.kinds if k in DOUBT_KINDS]
@@ -397,7 +492,7 @@ def main(argv=None) -> int:
             report(Path(d).name, rows, cfg)
     if args.write:
         by = said_command(argv if argv is not None else sys.argv[1:])
-        data = (f"{len(set(fit_rows['photo']))} photos of {', '.join(Path(d).name for d in args.fit)}, "
+        data = (f"{len(set(fit_rows['photo']))} photos of {', '.join(Path(d).name for d in args.fit + args.copies)}, "
                 f"{int(fit_rows['wrong'].sum())} tracks read wrong")
         if kinds is not None:
             if UNDER_GLARE in args.kinds:

@@ -340,3 +340,49 @@ def test_fit_doubt_fits_the_glare_on_its_margin_keeping_the_kinds_as_shipped():
     # The glare's calibration says more wrong than the kinds' at a narrow margin.
     m = 1.0
     assert only.glare_bias - only.glare_slope * m > max(b - s * m for b, s in zip(every.bias, every.slope))
+
+
+def test_fit_doubt_counts_a_weighed_track_as_that_many():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from fit_doubt import logistic
+
+    rng = np.random.default_rng(2)
+    x = rng.uniform(-1.0, 4.0, 300)
+    y = (rng.random(300) < 1.0 / (1.0 + np.exp(2.0 * x))).astype(float)
+    twice = logistic(np.concatenate([x, x[:100]]), np.concatenate([y, y[:100]]))
+    weighed = logistic(x, y, weight=np.r_[np.full(100, 2.0), np.ones(200)])
+    assert weighed == pytest.approx(twice, abs=1e-6)
+    assert weighed != pytest.approx(logistic(x, y), abs=1e-3)
+
+
+def test_fit_doubt_folds_leave_out_each_sessions_own_copies(capsys):
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from fit_doubt import fit, folds, subset, with_copies
+
+    from vision.decide.doubt import DOUBT_KINDS
+    from vision.settings import DoubtSettings
+
+    rng = np.random.default_rng(3)
+
+    def rows(photos: list[str], wrong_scale: float) -> dict:
+        n = 100 * len(photos)
+        margin = rng.uniform(-1.0, 6.0, n)
+        return {"margin": margin, "length": np.full(n, 2), "kind": np.full(n, DOUBT_KINDS.index("two colours")),
+                "wrong": rng.random(n) < 1.0 / (1.0 + np.exp(wrong_scale * margin)), "glared": np.zeros(n, bool),
+                "photo": np.repeat(photos, 100), "played": np.ones(n, bool)}
+
+    renders = rows([f"render_{i}" for i in range(8)], 1.5)
+    # The D2 session's copies misread far more often than the other sessions': its fold must not see them.
+    d2 = rows([f"IMG_4156_rl_0{i}" for i in range(4)], 0.3)
+    others = rows([f"IMG_4066_rl_0{i}" for i in range(4)], 3.0)
+    copies = {k: np.concatenate([d2[k], others[k]]) for k in d2}
+    shipped = DoubtSettings()
+    folds(renders, copies, {}, shipped, ["two colours"])
+    out = capsys.readouterr().out
+    kind = [DOUBT_KINDS.index("two colours")]
+    without_d2 = fit(with_copies(renders, subset(copies, np.arange(len(copies["wrong"])) >= len(d2["wrong"]))),
+                     shipped, renders, hard=False, kinds=kind)
+    every = fit(with_copies(renders, copies), shipped, renders, hard=False, kinds=kind)
+    line = next(ln for ln in out.splitlines() if ln.startswith("fold D2:"))
+    assert f"bias={without_d2.bias}" in line and f"bias={every.bias}" not in line
+    assert "D2 its copies (fold): SUMMARY photos=4 " in out and "A+B its copies (fold): SUMMARY photos=4 " in out
