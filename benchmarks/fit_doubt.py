@@ -502,12 +502,11 @@ def main(argv=None) -> int:
             if kinds:
                 # Only these kinds' numbers are new: each list says which command fitted which kind.
                 was = fitted_entries()
-                kept = ", ".join(k for i, k in enumerate(DOUBT_KINDS) if i not in kinds)
-                named = ", ".join(DOUBT_KINDS[k] for k in kinds)
+                named = [DOUBT_KINDS[k] for k in kinds]
                 for name in (f"{prefix}.bias", f"{prefix}.slope"):
                     write_fitted({name: getattr(fitted, name.split(".")[1])},
-                                 by=f"{kept}: {_first(was[name]['by'])} | {named}: {by}",
-                                 data=f"{kept}: {_first(was[name]['data'])} | {named}: {data}")
+                                 by=said_merged(was[name]["by"], named, by),
+                                 data=said_merged(was[name]["data"], named, data))
             return 0
         values = {f"{prefix}.bias": fitted.bias, f"{prefix}.slope": fitted.slope, f"{prefix}.below": fitted.below,
                   f"{prefix}.glare_bias": fitted.glare_bias, f"{prefix}.glare_slope": fitted.glare_slope}
@@ -527,10 +526,30 @@ def said_command(argv: list[str]) -> str:
     return "benchmarks/fit_doubt.py " + shlex.join(args)
 
 
-def _first(said: str) -> str:
-    """What a fitted entry's `by` or `data` says of the kinds fitted first ("KINDS: said | KINDS: said"
-    where kinds were fitted apart)."""
-    return said.split(" | ")[0].split(": ", 1)[1] if " | " in said else said
+def said_by_kind(said: str) -> dict[str, str]:
+    """What a fitted entry's `by` or `data` says of each contest kind: "KINDS: said | KINDS: said"
+    where kinds were fitted apart, else one saying for every kind."""
+    out = {}
+    for part in said.split(" | "):
+        head, _, text = part.partition(": ")
+        names = [k.strip() for k in head.split(",")]
+        if not text or not all(k in DOUBT_KINDS for k in names):
+            return dict.fromkeys(DOUBT_KINDS, said)
+        out.update(dict.fromkeys(names, text))
+    return {k: out.get(k, said) for k in DOUBT_KINDS}
+
+
+def said_merged(was: str, fitted: list[str], said: str) -> str:
+    """A fitted entry's `by` or `data` once the kinds `fitted` were fitted again as `said`: every
+    other kind keeps what it said, kinds saying the same grouped."""
+    per = said_by_kind(was)
+    per.update(dict.fromkeys(fitted, said))
+    groups: dict[str, list[str]] = {}
+    for kind in DOUBT_KINDS:
+        groups.setdefault(per[kind], []).append(kind)
+    if len(groups) == 1:
+        return next(iter(groups))
+    return " | ".join(f"{', '.join(kinds)}: {text}" for text, kinds in groups.items())
 
 
 if __name__ == "__main__":

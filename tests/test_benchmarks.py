@@ -386,3 +386,18 @@ def test_fit_doubt_folds_leave_out_each_sessions_own_copies(capsys):
     line = next(ln for ln in out.splitlines() if ln.startswith("fold D2:"))
     assert f"bias={without_d2.bias}" in line and f"bias={every.bias}" not in line
     assert "D2 its copies (fold): SUMMARY photos=4 " in out and "A+B its copies (fold): SUMMARY photos=4 " in out
+
+
+def test_fit_doubt_refitting_one_kind_keeps_what_the_others_were_fitted_by():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from fit_doubt import said_by_kind, said_merged
+
+    was = "own print, two colours, car or not: fit A | which lane: fit B"
+    merged = said_merged(was, ["two colours"], "fit C")
+    assert merged == "own print, car or not: fit A | two colours: fit C | which lane: fit B"
+    assert said_by_kind(merged) == {"own print": "fit A", "two colours": "fit C", "car or not": "fit A",
+                                    "which lane": "fit B"}
+    # A saying for every kind (its own text may hold ": "), and every kind fitted again at once.
+    assert said_merged("as doubt.bias: the mark", ["which lane"], "fit D") == \
+        "own print, two colours, car or not: as doubt.bias: the mark | which lane: fit D"
+    assert said_merged(was, ["own print", "two colours", "car or not", "which lane"], "fit E") == "fit E"
