@@ -153,19 +153,28 @@ def held_out_checks(folder: Path | None) -> list[tuple[list[str], Path]]:
     return out
 
 
-def reader_for(reader: Reader, photo: str, checks: list, readers: dict) -> Reader:
-    """The reader to read `photo` with: `reader`, or where a check of `checks` left out the real photo
-    it is (or was made from: a re-lit or re-photographed copy is named after it), `reader`'s settings
-    with that check, since the packaged check learnt from every development photo."""
+def check_left_out(photo: str, checks: list) -> Path | None:
+    """The check of `checks` that left out the real photo `photo` is (or was made from: a re-lit or
+    re-photographed copy is named after it), else None."""
     stem = Path(photo).stem
     for stems, onnx in checks:
         if any(stem == s or stem.startswith(s + "_") for s in stems):
-            if onnx not in readers:
-                readers[onnx] = Reader(use_classifier=reader.net is not None, settings=reader.settings,
-                                       model_path=str(reader.net.path) if reader.net else None,
-                                       occupancy_path=str(onnx))
-            return readers[onnx]
-    return reader
+            return onnx
+    return None
+
+
+def reader_for(reader: Reader, photo: str, checks: list, readers: dict) -> Reader:
+    """The reader to read `photo` with: `reader`, or where a check of `checks` left it out
+    (`check_left_out`), `reader`'s settings with that check, since the packaged check learnt from
+    every development photo."""
+    onnx = check_left_out(photo, checks)
+    if onnx is None:
+        return reader
+    if onnx not in readers:
+        readers[onnx] = Reader(use_classifier=reader.net is not None, settings=reader.settings,
+                               model_path=str(reader.net.path) if reader.net else None,
+                               occupancy_path=str(onnx))
+    return readers[onnx]
 
 
 def read_set(reader: Reader, views, checks: list = (), keep: list | None = None) -> list[dict]:

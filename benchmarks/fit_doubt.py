@@ -76,7 +76,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ablate import held_out_checks, reader_for  # noqa: E402 (this folder: the scripts' own helpers)
+from ablate import check_left_out, held_out_checks, reader_for  # noqa: E402 (this folder: the scripts' own helpers)
 from labelled import SESSIONS, labelled_photos, session_of  # noqa: E402
 
 from calibration.template import load_template  # noqa: E402
@@ -351,8 +351,7 @@ def report(name: str, rows: dict, cfg: DoubtSettings) -> None:
 def cache_dir(cache: Path, folder: Path, checks: list) -> Path:
     """Where `folder`'s evidence is kept: apart when held-out checks read some of its photos."""
     name = folder.resolve().name
-    held = any(photo.stem == left or photo.stem.startswith(left + "_")
-               for photo, _ in labelled_photos(folder) for stems, _ in checks for left in stems)
+    held = any(check_left_out(photo.name, checks) is not None for photo, _ in labelled_photos(folder))
     return cache / (f"{name}.held-out" if held else name)
 
 
