@@ -237,20 +237,21 @@ def fit(rows: dict, cfg: DoubtSettings = DoubtSettings(), budget_rows: dict | No
     DOUBT_KINDS indices): only their calibration is fitted (and with `glare` the calibration under
     glare), everything else kept as `cfg` has it."""
     m = per_space(rows, cfg)
+    weight = rows.get("weight")
     bias, slope = list(cfg.bias), list(cfg.slope)
     bias += [0.0] * (len(DOUBT_KINDS) - len(bias))
     slope += [0.0] * (len(DOUBT_KINDS) - len(slope))
     for k in range(len(DOUBT_KINDS)) if kinds is None else kinds:
         sel = rows["kind"] == k
-        weight = rows["weight"][sel] if "weight" in rows else None
-        bias[k], slope[k] = (round(v, 2) for v in logistic(m[sel], rows["wrong"][sel].astype(float), weight=weight))
+        bias[k], slope[k] = (round(v, 2) for v in logistic(m[sel], rows["wrong"][sel].astype(float),
+                                                             weight=None if weight is None else weight[sel]))
     cfg = replace(cfg, bias=tuple(bias), slope=tuple(slope))
     if kinds is None or glare:
         # Under glare: the same regression on the tracks under glare, whatever their contest (few
         # photos hold glare the light normalisation leaves: too few such errors to fit per kind).
         g = rows["glared"]
-        weight = rows["weight"][g] if "weight" in rows else None
-        glare_bias, glare_slope = (round(v, 2) for v in logistic(m[g], rows["wrong"][g].astype(float), weight=weight))
+        glare_bias, glare_slope = (round(v, 2) for v in logistic(m[g], rows["wrong"][g].astype(float),
+                                                                 weight=None if weight is None else weight[g]))
         cfg = replace(cfg, glare_bias=glare_bias, glare_slope=glare_slope)
     if kinds is not None:
         return cfg
@@ -459,13 +460,18 @@ def main(argv=None) -> int:
         return 0
     fit_rows = track_rows([p for d in args.fit for p in cached[d]], reader, shipped)
     budget_rows = None
-    copy_rows = None
+    folder_rows: dict[str, dict] = {}  # each --fit and --check folder's tracks, for the fold and the report
+
+    def rows_of(d: str) -> dict:
+        if d not in folder_rows:
+            folder_rows[d] = track_rows(cached[d], reader, shipped)
+        return folder_rows[d]
+
     if args.copies:
         copy_rows = track_rows([p for d in args.copies for p in cached[d] if not flash_fired(p)], reader, shipped)
         budget_rows = fit_rows  # the mark's budget stays the renders'
         if args.folds:
-            folds(fit_rows, copy_rows, {d: track_rows(cached[d], reader, shipped) for d in args.check},
-                  shipped, args.kinds)
+            folds(fit_rows, copy_rows, {d: rows_of(d) for d in args.check}, shipped, args.kinds)
         fit_rows = with_copies(fit_rows, copy_rows)
     if args.budget_on:
         budget_rows = track_rows([p for d in args.budget_on for p in cached[d]], reader, shipped)
@@ -484,7 +490,7 @@ def main(argv=None) -> int:
     if not same:
         print("the fit differs from the shipped DoubtSettings: each folder is shown with both")
     for d in args.fit + args.check:
-        rows = track_rows(cached[d], reader, shipped)
+        rows = rows_of(d)
         role = "fit" if d in args.fit else "check"
         for label, cfg in (("shipped", shipped),) if same else (("fitted", fitted), ("shipped", shipped)):
             print(f"{role} {d} ({label}):")
