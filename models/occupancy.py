@@ -17,7 +17,7 @@ In:  `DIR` (photos with their truth, `../shared/real/dev`'s layout), read by the
 Out: `space_occupancy.onnx` (dynamic batch; out: P(empty), P(car); its convolutions in 8-bit integers, `quantize`)
      and `space_occupancy.json` beside it (classes, patch geometry, seeds, epochs, what was left
      out, versions, the command). Nothing of DIR is written under `--out`; with `--work`, the trained
-     weights are kept there (`space_occupancy_<left out>.pt`).
+     weights are kept there (`space_occupancy_<left out>_<seed>.pt`, one a draw).
 
 Every training patch's colours are changed at random before the net sees it: the hue turned through
 the whole circle, saturation, white balance, light and contrast moved, so that no colour can answer
@@ -27,6 +27,11 @@ parameters); its answer is the average of its answers on the patch and on the pa
 round (asked once, it read the same tracks at half the cost, and more pairs of photos of one board
 read worse than their better photo). A narrower net (12 to 48 channels) read 12 fewer development
 tracks and 8 to 17 fewer on the re-lit sets (`docs/ablation.md`).
+
+With `draws` N the check is N such nets, each trained from its own seed (seed, seed + 1, ...: its
+own renders, start and order), their P(car) averaged. One net ships: two checks of three draws read
+the development folds and their copies as the average single draw does, at three times the cost
+(`docs/ablation.md`).
 """
 from __future__ import annotations
 
@@ -48,7 +53,7 @@ from scoring.errors import TtrError
 from vision.evidence.net import OCCUPANCY_NAME, default_model_paths, model_input
 
 DEFAULTS = {"count": 64, "epochs": 6, "seed": 20000, "imgsz": 64, "side_mm": 30.0, "batch": 128, "width": 24,
-            "render_weight": 0.5, "varied_share": 0.5, "lr": 3e-3, "looks": 2}
+            "render_weight": 0.5, "varied_share": 0.5, "lr": 3e-3, "looks": 2, "draws": 1}
 SMOKE = {"count": 2, "epochs": 1, "width": 4}
 CLASSES = ("empty", "car")
 QUANTIZE_PATCHES = 2048  # training patches that measure the 8-bit check's ranges (`quantize`)
@@ -133,22 +138,23 @@ def train(x: np.ndarray, car: np.ndarray, weight: np.ndarray, p: dict, log=print
     return net.eval()
 
 
-def export(net, out_onnx: Path, imgsz: int, looks: int = DEFAULTS["looks"]) -> None:
-    """ONNX with a dynamic batch: in (B, 3, S, S) RGB 0..1, out (B, 2) P(empty), P(car) from the car's
-    log-odds; with `looks` 2, those of the patch and its half-turned copy (the space seen from its
-    other end) averaged."""
+def export(nets: list, out_onnx: Path, imgsz: int, looks: int = DEFAULTS["looks"]) -> None:
+    """ONNX with a dynamic batch: in (B, 3, S, S) RGB 0..1, out (B, 2) P(empty), P(car): each net's
+    car log-odds (with `looks` 2, those of the patch and its half-turned copy, the space seen from
+    its other end, averaged) turned to P(car) and averaged over the nets (the draws)."""
     import torch
 
     class Looks(torch.nn.Module):
-        def __init__(self, net):
+        def __init__(self, nets):
             super().__init__()
-            self.net = net
+            self.nets = torch.nn.ModuleList(nets)
 
         def forward(self, x):
-            logit = self.net(x) if looks == 1 else 0.5 * (self.net(x) + self.net(x.flip(2).flip(3)))
-            return torch.stack([torch.sigmoid(-logit), torch.sigmoid(logit)], 1)
+            turned = x.flip(2).flip(3)
+            logits = torch.stack([net(x) if looks == 1 else 0.5 * (net(x) + net(turned)) for net in self.nets])
+            return torch.stack([torch.sigmoid(-logits).mean(0), torch.sigmoid(logits).mean(0)], 1)
 
-    model = Looks(net).eval()
+    model = Looks(nets).eval()
     out_onnx.parent.mkdir(parents=True, exist_ok=True)
     # The TorchScript exporter: it needs no further package (the newer one wants onnxscript).
     torch.onnx.export(model, torch.rand(2, 3, imgsz, imgsz), str(out_onnx), input_names=["images"],
@@ -200,7 +206,7 @@ def training_patches(real: Path, leave_out: str | None, p: dict, work: Path) -> 
     while their settings stay) and the patches the reader cuts from `real`'s photos but those of
     the states `leave_out` names; with each patch's label and loss weight, and the seconds taken."""
     t0 = time.time()
-    renders = work / "occupancy_renders"
+    renders = work / f"occupancy_renders_{p['seed']}"
     stamp = {k: p[k] for k in ("count", "seed", "imgsz", "side_mm", "varied_share")}
     if not (renders / "done.json").is_file() or json.loads((renders / "done.json").read_text()) != stamp:
         shutil.rmtree(renders, ignore_errors=True)
@@ -230,29 +236,40 @@ def make_occupancy(args) -> int:
     """The recipe, as `ttr train --occupancy` asks for it; returns the exit status."""
     if not args.real:
         raise TtrError("--occupancy needs --real DIR: the check learns real print and real cars from it")
+    p = dict(DEFAULTS, **(SMOKE if args.smoke else {}))
+    for key in ("count", "epochs", "draws"):
+        if getattr(args, key, None) is not None:
+            if getattr(args, key) < 1:
+                raise TtrError(f"--{key} must be at least 1")
+            p[key] = getattr(args, key)
     real = Path(args.real)
     if not real.is_dir() or not (real / "gt").is_dir() or not real_photos(real):
         raise TtrError(f"--real {args.real}: not a folder with photos and their truth in gt/")
-    p = dict(DEFAULTS, **(SMOKE if args.smoke else {}))
-    for key in ("count", "epochs"):
-        if getattr(args, key):
-            p[key] = getattr(args, key)
     if args.seed != 1000:  # the classifier's default seed: the check keeps its own unless one is given
         p["seed"] = args.seed
     p["imgsz"] = args.imgsz
     out_dir = Path(args.out)
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="ttr_occupancy_"))
-    data = training_patches(real, args.leave_out, p, work)
-    x, car, weight, left_out, seconds = data["x"], data["car"], data["weight"], data["left_out"], data["seconds"]
-    y_r, y_real, photos, kept = data["y_render"], data["y_real"], data["photos"], data["kept"]
-    t0 = time.time()
-    net = train(x, car, weight, p)
-    seconds["train"] = time.time() - t0
-    if args.work:  # the trained weights, to export again (another look, another format) without training
-        import torch
+    nets, draws = [], []
+    for i in range(p["draws"]):  # each draw its own renders and training order, seeds from seed + i
+        draw = dict(p, seed=p["seed"] + i)
+        data = training_patches(real, args.leave_out, draw, work)
+        seconds, left_out = data["seconds"], data["left_out"]
+        t0 = time.time()
+        nets.append(train(data["x"], data["car"], data["weight"], draw))
+        seconds["train"] = time.time() - t0
+        if args.work:  # the trained weights, to export again (another look, another format) without training
+            import torch
 
-        torch.save(net.state_dict(), work / f"{OCCUPANCY_NAME}_{'_'.join(left_out) or 'all'}.pt")
-    export(net, out_dir / f"{OCCUPANCY_NAME}.onnx", p["imgsz"], p["looks"])
+            torch.save(nets[-1].state_dict(),
+                       work / f"{OCCUPANCY_NAME}_{'_'.join(left_out) or 'all'}_{draw['seed']}.pt")
+        y_r = data["y_render"]
+        draws.append({"seed": draw["seed"], "render_seeds": [draw["seed"], draw["seed"] + p["count"] - 1],
+                      "render_patches": {"car": int((y_r > 0).sum()), "empty": int((y_r == 0).sum())},
+                      "seconds": {k: round(v, 1) for k, v in seconds.items()}})
+        if i == 0:
+            x, y_real, photos, kept = data["x"], data["y_real"], data["photos"], data["kept"]
+    export(nets, out_dir / f"{OCCUPANCY_NAME}.onnx", p["imgsz"], p["looks"])
     measured = quantize(out_dir / f"{OCCUPANCY_NAME}.onnx", x, p["seed"])
     config = {
         "classes": list(CLASSES), "imgsz": p["imgsz"], "task": "occupancy",
@@ -263,20 +280,20 @@ def make_occupancy(args) -> int:
                                 "per channel",
                       "ranges_from_training_patches": measured},
         "recipe": {k: v for k, v in p.items() if k not in ("imgsz", "side_mm")},
-        "renders": {"boards": p["count"], "seeds": [p["seed"], p["seed"] + p["count"] - 1],
-                    "patches": {"car": int((y_r > 0).sum()), "empty": int((y_r == 0).sum())}},
+        "renders": {"boards": p["count"], "seeds": draws[0]["render_seeds"], "patches": draws[0]["render_patches"]},
+        "draws": draws,
         "real": {"dir": str(real), "left_out": list(left_out),
                  "photos_trained": sorted(o["photo"] for o in kept),
                  "photos_left_out": sorted(o["photo"] for o in photos if o["state"] in left_out),
                  "patches": {"car": int((y_real > 0).sum()), "empty": int((y_real == 0).sum())}},
-        "seconds": {k: round(v, 1) for k, v in seconds.items()},
+        "seconds": {k: round(sum(d["seconds"][k] for d in draws), 1) for k in draws[0]["seconds"]},
         "smoke": bool(args.smoke),
         "versions": {"python": platform.python_version(), **{m: _version(m) for m in ("torch", "onnx", "numpy")}},
         "command": "ttr train " + " ".join(a for a in sys.argv[1:] if a != "train"),
     }
     (out_dir / f"{OCCUPANCY_NAME}.json").write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {out_dir / (OCCUPANCY_NAME + '.onnx')} and its .json ("
-          + ", ".join(f"{k} {v:.0f} s" for k, v in seconds.items()) + ")")
+    print(f"wrote {out_dir / (OCCUPANCY_NAME + '.onnx')} and its .json ({len(nets)} draws; "
+          + ", ".join(f"{k} {v:.0f} s" for k, v in config["seconds"].items()) + ")")
     if not args.work:
         shutil.rmtree(work, ignore_errors=True)
     return 0

@@ -5,6 +5,7 @@ DIR`, the car-or-print check (`models/occupancy.py`).
 from __future__ import annotations
 
 from app.commands import size_type
+from models.occupancy import DEFAULTS as OCCUPANCY_DEFAULTS
 from models.occupancy import make_occupancy
 from models.train import DEFAULTS, make_model
 
@@ -45,6 +46,9 @@ def add_arguments(parser):
     parser.add_argument("--occupancy", action="store_true",
                         help="make the car-or-print check instead (models/occupancy.py; needs --real DIR): "
                              "space_occupancy.onnx and .json under --out")
+    parser.add_argument("--draws", type=int, metavar="N",
+                        help="with --occupancy: nets trained from seeds SEED, SEED+1, ... whose answers the check "
+                             f"averages (default {OCCUPANCY_DEFAULTS['draws']})")
     parser.add_argument("--init", metavar="ONNX|none",
                         help="with --real: the net to fine-tune (default: the packaged model; none: train "
                              "from the yaml with the real patches added)")

@@ -164,8 +164,8 @@ def test_smoke_car_or_print_check_learns_from_real_photos_leaving_states_out(tmp
     out, the model answers P(empty), P(car) for a batch of any size, and the reader fuses it."""
     real, stem_a = fake_real
     out = tmp_path / "occ"
-    r = _train(["--occupancy", "--smoke", "--real", str(real), "--leave-out", "A", "--out", str(out),
-                "--work", str(tmp_path / "work")], tmp_path)
+    r = _train(["--occupancy", "--smoke", "--draws", "2", "--real", str(real), "--leave-out", "A",
+                "--out", str(out), "--work", str(tmp_path / "work")], tmp_path)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     assert sorted(p.name for p in out.iterdir()) == ["space_occupancy.json", "space_occupancy.onnx"]
     config = json.loads((out / "space_occupancy.json").read_text())
@@ -174,6 +174,9 @@ def test_smoke_car_or_print_check_learns_from_real_photos_leaving_states_out(tmp
     assert [Path(p).stem for p in config["real"]["photos_left_out"]] == [stem_a]
     assert len(config["real"]["photos_trained"]) == 2 and config["real"]["patches"]["empty"] > 250
     assert config["renders"]["patches"]["car"] > 0
+    # Two draws: each its own seed, renders and weights kept under --work.
+    assert [d["seed"] for d in config["draws"]] == [config["recipe"]["seed"], config["recipe"]["seed"] + 1]
+    assert len(list((tmp_path / "work").glob("space_occupancy_A_*.pt"))) == 2
     # Shipped in 8-bit integers, its ranges measured on training patches.
     import onnx
 
@@ -204,6 +207,7 @@ def test_smoke_car_or_print_check_learns_from_real_photos_leaving_states_out(tmp
 
 @pytest.mark.parametrize("args, message", [
     (["--occupancy"], "--occupancy needs --real DIR"),
+    (["--occupancy", "--real", "/nonexistent/real", "--draws", "0"], "--draws must be at least 1"),
     (["--leave-out", "A"], "--leave-out and --init go with --real"),
     (["--real", "/nonexistent/real"], "--real /nonexistent/real: not a folder"),
     (["--paste", "10"], "--paste N goes with --real DIR"),
@@ -228,7 +232,7 @@ def test_quantized_check_answers_as_the_float_one(tmp_path):
     torch.manual_seed(3)
     net = occupancy_net(4).eval()
     onnx_path = tmp_path / "check.onnx"
-    export(net, onnx_path, 64)
+    export([net], onnx_path, 64)
     rng = np.random.default_rng(4)
     # Smooth patches (a blurred field of a few colours), as spaces are, rather than pixel noise.
     coarse = rng.integers(0, 255, (300, 8, 8, 3)).astype(np.float32)
@@ -245,3 +249,28 @@ def test_quantized_check_answers_as_the_float_one(tmp_path):
     assert int_p.shape == (300, 2)
     assert np.abs(int_p[:, 1] - float_p[:, 1]).max() < 0.05
     assert np.allclose(session.run(None, {"images": model_input(patches[250:251])})[0], int_p[250:251], atol=1e-6)
+
+
+def test_check_of_several_draws_answers_their_mean_p_car(tmp_path):
+    """`models.occupancy.export` of several draws: one model whose P(car) is the mean of each draw's
+    own (each the mean of its two looks' log-odds), so no single draw decides alone."""
+    import onnxruntime as ort
+    import torch
+
+    from models.occupancy import export, occupancy_net
+    from vision.evidence.net import model_input
+
+    nets = []
+    for seed in (3, 4):
+        torch.manual_seed(seed)
+        nets.append(occupancy_net(4).eval())
+    patches = np.random.default_rng(6).integers(0, 255, (20, 64, 64, 3), dtype=np.uint8)
+
+    def p_car(members, name):
+        export(members, tmp_path / name, 64)
+        return ort.InferenceSession(str(tmp_path / name)).run(None, {"images": model_input(patches)})[0]
+
+    one, other, both = p_car(nets[:1], "a.onnx"), p_car(nets[1:], "b.onnx"), p_car(nets, "ab.onnx")
+    assert np.abs(one[:, 1] - other[:, 1]).max() > 1e-3  # the draws differ, so the mean is seen
+    assert np.allclose(both, (one + other) / 2, atol=1e-6)
+    assert np.allclose(both.sum(axis=1), 1.0, atol=1e-6)
