@@ -292,7 +292,7 @@ def make_occupancy(args) -> int:
         "command": "ttr train " + " ".join(a for a in sys.argv[1:] if a != "train"),
     }
     (out_dir / f"{OCCUPANCY_NAME}.json").write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {out_dir / (OCCUPANCY_NAME + '.onnx')} and its .json ({len(nets)} draws; "
+    print(f"wrote {out_dir / (OCCUPANCY_NAME + '.onnx')} and its .json (draws: {len(nets)}; "
           + ", ".join(f"{k} {v:.0f} s" for k, v in config["seconds"].items()) + ")")
     if not args.work:
         shutil.rmtree(work, ignore_errors=True)
