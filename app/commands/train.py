@@ -8,6 +8,7 @@ from app.commands import size_type
 from models.occupancy import DEFAULTS as OCCUPANCY_DEFAULTS
 from models.occupancy import make_occupancy
 from models.train import DEFAULTS, make_model
+from scoring.errors import TtrError
 
 
 def add_arguments(parser):
@@ -60,4 +61,6 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
+    if args.draws is not None and not args.occupancy:
+        raise TtrError("--draws N goes with --occupancy (the space classifier's nets are --teachers K)")
     return make_occupancy(args) if args.occupancy else make_model(args)

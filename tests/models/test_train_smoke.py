@@ -208,6 +208,7 @@ def test_smoke_car_or_print_check_learns_from_real_photos_leaving_states_out(tmp
 @pytest.mark.parametrize("args, message", [
     (["--occupancy"], "--occupancy needs --real DIR"),
     (["--occupancy", "--real", "/nonexistent/real", "--draws", "0"], "--draws must be at least 1"),
+    (["--draws", "3"], "--draws N goes with --occupancy"),
     (["--leave-out", "A"], "--leave-out and --init go with --real"),
     (["--real", "/nonexistent/real"], "--real /nonexistent/real: not a folder"),
     (["--paste", "10"], "--paste N goes with --real DIR"),
