@@ -150,8 +150,8 @@ def export(nets: list, out_onnx: Path, imgsz: int, looks: int = DEFAULTS["looks"
             self.nets = torch.nn.ModuleList(nets)
 
         def forward(self, x):
-            turned = x.flip(2).flip(3)
-            logits = torch.stack([net(x) if looks == 1 else 0.5 * (net(x) + net(turned)) for net in self.nets])
+            turned = None if looks == 1 else x.flip(2).flip(3)  # flipped once for every net
+            logits = torch.stack([net(x) if turned is None else 0.5 * (net(x) + net(turned)) for net in self.nets])
             return torch.stack([torch.sigmoid(-logits).mean(0), torch.sigmoid(logits).mean(0)], 1)
 
     model = Looks(nets).eval()
