@@ -305,8 +305,8 @@ def _finetune_run(args, real: Path, leave_out, init: Path) -> int:
 
     p = dict(DEFAULTS)
     p.update(REAL_SMOKE if args.smoke else REAL_DEFAULTS)
-    for key in ("count", "epochs"):
-        if getattr(args, key):
+    for key in ("count", "epochs"):  # each at least 1 (`ttr train` refuses less)
+        if getattr(args, key) is not None:
             p[key] = getattr(args, key)
     init_cfg = json.loads(init.with_suffix(".json").read_text(encoding="utf-8"))
     arch = init_cfg.get("architecture", TEACHER_YAML)  # configs before it was written: all yolo11n-cls
@@ -429,8 +429,8 @@ def make_model(args) -> int:
     p = dict(DEFAULTS)
     if args.smoke:
         p.update(SMOKE)
-    for key in ("count", "epochs", "teachers", "student_epochs", "student"):
-        if getattr(args, key):
+    for key in ("count", "epochs", "teachers", "student_epochs", "student"):  # counts at least 1 (`ttr train`)
+        if getattr(args, key) is not None:
             p[key] = getattr(args, key)
     p["imgsz"], p["seed"] = args.imgsz, args.seed
     p["car_seen_height_mm"] = args.car_seen_height

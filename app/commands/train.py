@@ -61,6 +61,9 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
+    for key in ("count", "epochs", "teachers", "student_epochs", "draws"):
+        if getattr(args, key) is not None and getattr(args, key) < 1:
+            raise TtrError(f"--{key.replace('_', '-')} must be at least 1")
     if args.draws is not None and not args.occupancy:
         raise TtrError("--draws N goes with --occupancy (the space classifier's nets are --teachers K)")
     return make_occupancy(args) if args.occupancy else make_model(args)

@@ -209,6 +209,11 @@ def test_smoke_car_or_print_check_learns_from_real_photos_leaving_states_out(tmp
     (["--occupancy"], "--occupancy needs --real DIR"),
     (["--occupancy", "--real", "/nonexistent/real", "--draws", "0"], "--draws must be at least 1"),
     (["--draws", "3"], "--draws N goes with --occupancy"),
+    (["--count", "0"], "--count must be at least 1"),  # once taken silently as the default
+    (["--epochs", "-1"], "--epochs must be at least 1"),
+    (["--teachers", "0"], "--teachers must be at least 1"),
+    (["--student-epochs", "0"], "--student-epochs must be at least 1"),
+    (["--real", "/nonexistent/real", "--count", "0"], "--count must be at least 1"),
     (["--leave-out", "A"], "--leave-out and --init go with --real"),
     (["--real", "/nonexistent/real"], "--real /nonexistent/real: not a folder"),
     (["--paste", "10"], "--paste N goes with --real DIR"),
