@@ -8,12 +8,17 @@ not move is shape: a car is a raised block with a lit top, darker sides and a sh
 its space's printed outline and train icon. A net trained on renders alone to see that failed on
 real photos (rendered print is not real print: the colour-blind net of issue 28, `docs/ablation.md`);
 this one learns from the real photos' own patches, each board state's fold read by a net trained
-without it.
+without it. The photos show each real car on one space only; laid on other spaces of the empty
+boards (on print of every colour, beside a double's other lane), the same cars teach the check what
+a car is rather than where these cars stood: the development folds' doubt fell and their re-lit
+copies read more tracks (`docs/ablation.md`, "real cars laid on the empty boards").
 
 In:  `DIR` (photos with their truth, `../shared/real/dev`'s layout), read by the reader itself
-     (`models.real.collect`: the patches its classifier is given, labelled from the truth), and
-     `count` rendered boards (`models.train.render_patches`, half in other homes' worlds, seeds from
-     `seed`, below the test seeds 9000-9999).
+     (`models.real.collect`: the patches its classifier is given, labelled from the truth); `paste`
+     patches of those photos' real cars laid on their empty boards (`models.paste`: half cars, on
+     any print and often their own colour, half the bare boards and the lanes beside them, none
+     from a left-out state); and `count` rendered boards (`models.train.render_patches`, half in
+     other homes' worlds, seeds from `seed`, below the test seeds 9000-9999).
 Out: `space_occupancy.onnx` (dynamic batch; out: P(empty), P(car); its convolutions in 8-bit integers, `quantize`)
      and `space_occupancy.json` beside it (classes, patch geometry, seeds, epochs, what was left
      out, versions, the command). Nothing of DIR is written under `--out`; with `--work`, the trained
@@ -48,13 +53,13 @@ import numpy as np
 from models.distill import load_patches
 from models.real import collect, real_photos
 from models.real import split as real_split
-from models.train import _version, render_patches
+from models.train import _version, render_patches, with_pasted
 from scoring.errors import TtrError
 from vision.evidence.net import OCCUPANCY_NAME, default_model_paths, model_input
 
 DEFAULTS = {"count": 64, "epochs": 6, "seed": 20000, "imgsz": 64, "side_mm": 30.0, "batch": 128, "width": 24,
-            "render_weight": 0.5, "varied_share": 0.5, "lr": 3e-3, "looks": 2, "draws": 1}
-SMOKE = {"count": 2, "epochs": 1, "width": 4}
+            "render_weight": 0.5, "varied_share": 0.5, "lr": 3e-3, "looks": 2, "draws": 1, "paste": 4000}
+SMOKE = {"count": 2, "epochs": 1, "width": 4, "paste": 40}
 CLASSES = ("empty", "car")
 QUANTIZE_PATCHES = 2048  # training patches that measure the 8-bit check's ranges (`quantize`)
 
@@ -224,12 +229,14 @@ def training_patches(real: Path, leave_out: str | None, p: dict, work: Path) -> 
     left_out = leave_out_states(leave_out, sorted({o["state"] for o in photos}))
     kept = [o for o in photos if o["state"] not in left_out]
     x_real, y_real, _, _ = real_split(kept, None)
+    # The kept photos' real cars laid on their empty boards (models/paste.py), counted as real.
+    x_real, y_real, pasted = with_pasted(kept, None, p.get("paste", 0), p, x_real, y_real)
     seconds["real"] = time.time() - t0
     x = np.concatenate([x_real, x_r])
     car = np.concatenate([y_real > 0, y_r > 0]).astype(np.float32)
     weight = np.concatenate([np.ones(len(x_real)), np.full(len(x_r), p["render_weight"])]).astype(np.float32)
     return {"x": x, "car": car, "weight": weight, "left_out": left_out, "seconds": seconds, "y_render": y_r,
-            "y_real": y_real, "photos": photos, "kept": kept}
+            "y_real": y_real, "photos": photos, "kept": kept, "pasted": pasted}
 
 
 def make_occupancy(args) -> int:
@@ -237,7 +244,7 @@ def make_occupancy(args) -> int:
     if not args.real:
         raise TtrError("--occupancy needs --real DIR: the check learns real print and real cars from it")
     p = dict(DEFAULTS, **(SMOKE if args.smoke else {}))
-    for key in ("count", "epochs", "draws"):  # each at least 1 (`ttr train` refuses less)
+    for key in ("count", "epochs", "draws", "paste"):  # counts at least 1, paste 0 (`ttr train` refuses less)
         if getattr(args, key, None) is not None:
             p[key] = getattr(args, key)
     real = Path(args.real)
@@ -266,7 +273,8 @@ def make_occupancy(args) -> int:
                       "render_patches": {"car": int((y_r > 0).sum()), "empty": int((y_r == 0).sum())},
                       "seconds": {k: round(v, 1) for k, v in seconds.items()}})
         if i == 0:
-            x, y_real, photos, kept = data["x"], data["y_real"], data["photos"], data["kept"]
+            x, y_real, photos, kept, pasted = (data["x"], data["y_real"], data["photos"], data["kept"],
+                                               data["pasted"])
     export(nets, out_dir / f"{OCCUPANCY_NAME}.onnx", p["imgsz"], p["looks"])
     measured = quantize(out_dir / f"{OCCUPANCY_NAME}.onnx", x, p["seed"])
     config = {
@@ -283,7 +291,8 @@ def make_occupancy(args) -> int:
         "real": {"dir": str(real), "left_out": list(left_out),
                  "photos_trained": sorted(o["photo"] for o in kept),
                  "photos_left_out": sorted(o["photo"] for o in photos if o["state"] in left_out),
-                 "patches": {"car": int((y_real > 0).sum()), "empty": int((y_real == 0).sum())}},
+                 "patches": {"car": int((y_real > 0).sum()), "empty": int((y_real == 0).sum())},
+                 "paste": pasted},
         "seconds": {k: round(sum(d["seconds"][k] for d in draws), 1) for k in draws[0]["seconds"]},
         "smoke": bool(args.smoke),
         "versions": {"python": platform.python_version(), **{m: _version(m) for m in ("torch", "onnx", "numpy")}},

@@ -339,7 +339,7 @@ def _finetune_run(args, real: Path, leave_out, init: Path) -> int:
     x_train, y_train, x_held, y_held = real_split(photos, leave_out)
     seconds["real_patches"] = time.time() - t0
     t0 = time.time()
-    x_ft, y_ft, pasted = _pasted(photos, leave_out, int(getattr(args, "paste", 0) or 0), p, x_train, y_train)
+    x_ft, y_ft, pasted = with_pasted(photos, leave_out, int(getattr(args, "paste", 0) or 0), p, x_train, y_train)
     seconds["paste"] = time.time() - t0
     t0 = time.time()
     render_seed = p["seed"] + REAL_RENDER_SEED_OFFSET
@@ -383,10 +383,11 @@ def _finetune_run(args, real: Path, leave_out, init: Path) -> int:
     return 0
 
 
-def _pasted(photos, leave_out, n: int, p: dict, x_train, y_train):
-    """The fine-tune's real patches with `n` pasted ones added (`--paste N`, models/paste.py: the
-    training states' cars on the training empty boards, never a left-out photo's pixels), and
-    what was pasted for the record (None without --paste)."""
+def with_pasted(photos, leave_out, n: int, p: dict, x_train, y_train):
+    """Real patches (`x_train`, `y_train`, of `photos`) with `n` pasted ones added (`--paste N`,
+    models/paste.py: the cars of the photos not of state `leave_out` on their empty boards, never a
+    left-out photo's pixels), and what was pasted for the record (None without any). Both recipes
+    use it: the classifier's fine-tune and the car-or-print check (`models.occupancy`)."""
     if n <= 0:
         return x_train, y_train, None
     quads_mm, track_ids, _ = load_template().all_spaces()
@@ -423,7 +424,7 @@ def make_model(args) -> int:
     """The recipe, as `ttr train` (app/commands/train.py) asks for it; returns the exit status."""
     real, leave_out, init = _real_setup(args)
     if getattr(args, "paste", 0) and (real is None or init is None):
-        raise TtrError("--paste N goes with --real DIR and a starting net (not --init none)")
+        raise TtrError("--paste N goes with --real DIR and a starting net (not --init none), or with --occupancy")
     if real is not None and init is not None:
         return _finetune_run(args, real, leave_out, init)
     p = dict(DEFAULTS)

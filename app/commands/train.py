@@ -53,9 +53,10 @@ def add_arguments(parser):
     parser.add_argument("--init", metavar="ONNX|none",
                         help="with --real: the net to fine-tune (default: the packaged model; none: train "
                              "from the yaml with the real patches added)")
-    parser.add_argument("--paste", metavar="N", type=int, default=0,
-                        help="with --real and a starting net: also N patches of the training photos' real cars "
-                             "laid on their empty boards (models/paste.py; default 0: none)")
+    parser.add_argument("--paste", metavar="N", type=int,
+                        help="with --real: also N patches of the training photos' real cars laid on their empty "
+                             "boards (models/paste.py); the classifier's fine-tune (with a starting net) "
+                             f"default 0: none, the check's default {OCCUPANCY_DEFAULTS['paste']}")
 
 
 
@@ -64,6 +65,8 @@ def run(args) -> int:
     for key in ("count", "epochs", "teachers", "student_epochs", "draws"):
         if getattr(args, key) is not None and getattr(args, key) < 1:
             raise TtrError(f"--{key.replace('_', '-')} must be at least 1")
+    if args.paste is not None and args.paste < 0:
+        raise TtrError("--paste must be at least 0")
     if args.draws is not None and not args.occupancy:
         raise TtrError("--draws N goes with --occupancy (the space classifier's nets are --teachers K)")
     return make_occupancy(args) if args.occupancy else make_model(args)

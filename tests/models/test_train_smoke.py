@@ -159,13 +159,14 @@ def test_smoke_real_patches_added_when_training_from_the_yaml(tmp_path, fake_rea
 
 
 def test_smoke_car_or_print_check_learns_from_real_photos_leaving_states_out(tmp_path, fake_real):
-    """`ttr train --occupancy --real DIR --leave-out A`: the car-or-print check trained on the renders
-    and the patches the reader cuts from DIR's photos but state A's; its config says what was left
-    out, the model answers P(empty), P(car) for a batch of any size, and the reader fuses it."""
+    """`ttr train --occupancy --real DIR --leave-out A --paste 40`: the car-or-print check trained on
+    the renders, the patches the reader cuts from DIR's photos but state A's and 40 patches of the
+    other photos' cars laid on the empty board; its config says what was left out and pasted, the
+    model answers P(empty), P(car) for a batch of any size, and the reader fuses it."""
     real, stem_a = fake_real
     out = tmp_path / "occ"
     r = _train(["--occupancy", "--smoke", "--draws", "2", "--real", str(real), "--leave-out", "A",
-                "--out", str(out), "--work", str(tmp_path / "work")], tmp_path)
+                "--paste", "40", "--out", str(out), "--work", str(tmp_path / "work")], tmp_path)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     assert sorted(p.name for p in out.iterdir()) == ["space_occupancy.json", "space_occupancy.onnx"]
     config = json.loads((out / "space_occupancy.json").read_text())
@@ -173,6 +174,10 @@ def test_smoke_car_or_print_check_learns_from_real_photos_leaving_states_out(tmp
     assert config["real"]["left_out"] == ["A"]
     assert [Path(p).stem for p in config["real"]["photos_left_out"]] == [stem_a]
     assert len(config["real"]["photos_trained"]) == 2 and config["real"]["patches"]["empty"] > 250
+    pasted = config["real"]["paste"]
+    assert sum(pasted["patches"].values()) == 40 and pasted["patches"]["empty"] == 20
+    assert pasted["car_photos"] and stem_a not in {Path(p).stem for p in pasted["car_photos"] + pasted["background_photos"]}
+    assert config["real"]["patches"]["car"] >= 20  # the pasted cars are among the real patches
     assert config["renders"]["patches"]["car"] > 0
     # Two draws: each its own seed, renders and weights kept under --work.
     assert [d["seed"] for d in config["draws"]] == [config["recipe"]["seed"], config["recipe"]["seed"] + 1]
