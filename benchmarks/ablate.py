@@ -55,6 +55,7 @@ def variants() -> dict[str, tuple[str, ReaderSettings, bool]]:
         "no colour": ("the colour evidence (the net alone)", r(fuse=replace(s.fuse, colour=0.0)), True),
         "no car-or-print check": ("the car-or-print check (models/occupancy.py)",
                                   r(fuse=replace(s.fuse, occupancy=0.0)), True),
+        "no car-colour net": ("the car-colour net (models/car_colour.py)", r(fuse=replace(s.fuse, car_colour=0.0)), True),
         "colour alone learns": ("the net's first look in the colours' adaptation",
                                 r(colour=replace(s.colour, learns_from_net=False)), True),
         "colours learn without the check": ("the car-or-print check in the colours' adaptation",
@@ -141,7 +142,9 @@ def board_views(folder: Path, cache: Path, reader: Reader) -> list[tuple[str, di
 
 def held_out_checks(folder: Path | None) -> list[tuple[list[str], Path]]:
     """(stems of the photos it left out, its ONNX file) of each car-or-print check under `folder`
-    (made by `ttr train --occupancy --real DIR --leave-out STATES --out folder/NAME`)."""
+    (made by `ttr train --occupancy --real DIR --leave-out STATES --out folder/NAME`; a car-colour
+    net trained leaving the same states out, `ttr train --car-colour ... --out folder/NAME`, is read
+    with it)."""
     if folder is None:
         return []
     out = []
@@ -171,9 +174,11 @@ def reader_for(reader: Reader, photo: str, checks: list, readers: dict) -> Reade
     if onnx is None:
         return reader
     if onnx not in readers:
+        # A car-colour net trained leaving the same photos out, where one lies beside the check.
+        colour = onnx.parent / "space_car_colour.onnx"
         readers[onnx] = Reader(use_classifier=reader.net is not None, settings=reader.settings,
                                model_path=str(reader.net.path) if reader.net else None,
-                               occupancy_path=str(onnx))
+                               occupancy_path=str(onnx), car_colour_path=str(colour) if colour.is_file() else None)
     return readers[onnx]
 
 

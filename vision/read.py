@@ -31,7 +31,7 @@ from vision.decide import Decision, decide_tracks
 from vision.decide.doubt import doubt_warnings
 from vision.evidence.change import AgainstCalibration, CalibrationMatch, change_loglik, check_calibration, isolated_cars
 from vision.evidence.colour import ColourModel
-from vision.evidence.net import load_classifier, load_occupancy
+from vision.evidence.net import load_car_colour, load_classifier, load_occupancy
 from vision.fuse import SpaceEvidence, fuse, space_probs
 from vision.image_io import load_photo, read_header
 from vision.light import LitBoard, light_board, print_glare
@@ -87,10 +87,11 @@ class Reader:
     def __init__(self, calibration: Calibration | None = None, use_classifier: bool = True,
                  model_path: str | None = None, settings: ReaderSettings | None = None, template=None,
                  geometry: CropGeometry | None = None, net_seen_height_mm: float | None = None,
-                 occupancy_path: str | None = None):
+                 occupancy_path: str | None = None, car_colour_path: str | None = None):
         """`geometry` and `net_seen_height_mm`: how the net's patches are cut (default: as its
-        config says it was trained; without a net, the default geometry, centred). `occupancy_path`:
-        another car-or-print check than the packaged one (read only with a net)."""
+        config says it was trained; without a net, the default geometry, centred). `occupancy_path`,
+        `car_colour_path`: another car-or-print check, car-colour net, than the packaged one (each
+        read only with a net)."""
         self.net = load_classifier(model_path) if use_classifier else None
         self.settings = settings if settings is not None else load_settings(self.net.path if self.net else None)
         self.board = load_board()
@@ -105,12 +106,8 @@ class Reader:
             net_seen_height_mm = self.net.config.raw.get("crop", {}).get("car_seen_height_mm", 0.0) if self.net else 0.0
         self.net_seen_height_mm = float(net_seen_height_mm)
         # The car-or-print check looks at the net's own patches: only where they are cut as it was trained.
-        occupancy = load_occupancy(occupancy_path) if self.net is not None else None
-        if occupancy is not None and (
-                CropGeometry(occupancy.config.imgsz, occupancy.config.side_mm) != self.geometry
-                or occupancy.config.raw["crop"].get("car_seen_height_mm", 0.0) != self.net_seen_height_mm):
-            occupancy = None
-        self.occupancy = occupancy
+        self.occupancy = self._cut_alike(load_occupancy(occupancy_path) if self.net is not None else None)
+        self.car_colour = self._cut_alike(load_car_colour(car_colour_path) if self.net is not None else None)
         self.quads_mm, self.track_ids, self.index = self.template.all_spaces()
         printed = np.array([self.board.tracks[t].color for t in self.track_ids])
         self.spaces = BoardSpaces(self.track_ids, self.index, printed, np.isin(printed, PLAYER_COLORS),
@@ -119,6 +116,14 @@ class Reader:
         self.rows = [np.flatnonzero(self.track_ids == t.id) for t in self.board.tracks]  # each track's spaces
         self.centres_mm = self.template.space_centers()[0]
         self.printed_lab = self._printed_lab(printed)
+
+    def _cut_alike(self, model):
+        """`model` (a net on the classifier's patches), or None where its patches are cut otherwise."""
+        if model is not None and (
+                CropGeometry(model.config.imgsz, model.config.side_mm) != self.geometry
+                or model.config.raw["crop"].get("car_seen_height_mm", 0.0) != self.net_seen_height_mm):
+            return None
+        return model
 
     # -- the photo's way through ----------------------------------------------------------------
     def read_path(self, path: str) -> Reading:
@@ -238,6 +243,10 @@ class Reader:
             if check is not None:
                 parts.append(check)
                 names.append("occupancy")
+            if self.car_colour is not None and s.fuse.car_colour:
+                parts.append((self.car_colour.loglik(self.car_colour.predict(samples.net_patches), s.net),
+                              s.fuse.car_colour))
+                names.append("car colour")
         ll = fuse(parts)
         glare = self.glare(lit.glare, samples.printed.lab, ll)
         if s.light.print_glare_colours and glare is not None and np.any(glare & ~self._glared(lit)):

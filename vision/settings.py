@@ -187,6 +187,7 @@ class FuseSettings:
     net: float = 1.0
     change: float = 1.0
     occupancy: float = 1.0  # the car-or-print check (models/occupancy.py); 0: read without it
+    car_colour: float = 1.0  # the car-colour net (models/car_colour.py); 0: read without it
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,9 @@ def add_arguments(parser):
     parser.add_argument("--occupancy", action="store_true",
                         help="make the car-or-print check instead (models/occupancy.py; needs --real DIR): "
                              "space_occupancy.onnx and .json under --out")
+    parser.add_argument("--car-colour", action="store_true",
+                        help="make the car-colour net instead (models/car_colour.py; needs --real DIR): "
+                             "space_car_colour.onnx and .json under --out")
     parser.add_argument("--draws", type=int, metavar="N",
                         help="with --occupancy: nets trained from seeds SEED, SEED+1, ... whose answers the check "
                              f"averages (default {OCCUPANCY_DEFAULTS['draws']})")
@@ -69,4 +72,10 @@ def run(args) -> int:
         raise TtrError("--paste must be at least 0")
     if args.draws is not None and not args.occupancy:
         raise TtrError("--draws N goes with --occupancy (the space classifier's nets are --teachers K)")
+    if args.car_colour:
+        if args.occupancy:
+            raise TtrError("--car-colour and --occupancy make two models: one at a time")
+        from models.car_colour import make_car_colour
+
+        return make_car_colour(args)
     return make_occupancy(args) if args.occupancy else make_model(args)

@@ -210,8 +210,47 @@ def test_smoke_car_or_print_check_learns_from_real_photos_leaving_states_out(tmp
     assert np.allclose(sum(trace.evidence.sources.values()), trace.evidence.loglik)
 
 
+def test_smoke_car_colour_net_learns_from_real_cars_leaving_states_out(tmp_path, fake_real):
+    """`ttr train --car-colour --real DIR --leave-out A`: the car-colour net trained on the car
+    patches of DIR's photos but state A's (and of the renders); its config says what was left out,
+    the model answers the five colours' probabilities, and the reader fuses it as evidence about
+    which colour only (nothing for or against empty)."""
+    real, stem_a = fake_real
+    out = tmp_path / "colour"
+    r = _train(["--car-colour", "--smoke", "--real", str(real), "--leave-out", "A", "--out", str(out),
+                "--work", str(tmp_path / "work")], tmp_path)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    assert sorted(p.name for p in out.iterdir()) == ["space_car_colour.json", "space_car_colour.onnx"]
+    config = json.loads((out / "space_car_colour.json").read_text())
+    assert config["classes"] == ["red", "blue", "green", "yellow", "black"] and config["smoke"] is True
+    assert config["real"]["left_out"] == ["A"]
+    assert [Path(p).stem for p in config["real"]["photos_left_out"]] == [stem_a]
+    assert config["patches"]["real_cars"] > 0 and config["patches"]["rendered_cars"] > 0
+
+    from vision.evidence.net import load_car_colour
+    from vision.read import Reader
+    from vision.synth.positions import random_position
+    from vision.synth.render import render_photo
+
+    net = load_car_colour(str(out / "space_car_colour.onnx"))
+    assert net.car_colour and not net.occupancy
+    patches = np.random.default_rng(2).integers(0, 255, (7, 64, 64, 3)).astype(np.uint8)
+    p = net.predict(patches)
+    assert p.shape == (7, 5) and np.allclose(p.sum(axis=1), 1.0, atol=1e-5)
+    reader = Reader(car_colour_path=str(out / "space_car_colour.onnx"))
+    rng = np.random.default_rng(5)
+    trace = reader.trace(render_photo(rng, random_position(rng, reader.board), (1200, 900)).image_bgr)
+    colour = trace.evidence.sources["car colour"]
+    # Empty scores as the likeliest colour; the others below it as the net says.
+    assert np.allclose(colour[:, 0], 0.0) and np.allclose(colour[:, 1:].max(axis=1), 0.0)
+    assert np.all(colour[:, 1:] <= 1e-9) and np.any(colour[:, 1:] < -0.1)
+    assert np.allclose(sum(trace.evidence.sources.values()), trace.evidence.loglik)
+
+
 @pytest.mark.parametrize("args, message", [
     (["--occupancy"], "--occupancy needs --real DIR"),
+    (["--car-colour"], "--car-colour needs --real DIR"),
+    (["--car-colour", "--occupancy", "--real", "/nonexistent/real"], "--car-colour and --occupancy make two models"),
     (["--occupancy", "--real", "/nonexistent/real", "--draws", "0"], "--draws must be at least 1"),
     (["--draws", "3"], "--draws N goes with --occupancy"),
     (["--count", "0"], "--count must be at least 1"),  # once taken silently as the default

@@ -29,6 +29,8 @@ MODEL_NAME = "space_classifier"
 MODEL_ENV = "TTR_SPACE_MODEL"  # another model for load_classifier (see there)
 OCCUPANCY_NAME = "space_occupancy"  # the car-or-print check (models/occupancy.py)
 OCCUPANCY_ENV = "TTR_OCCUPANCY_MODEL"  # another one for load_occupancy; "none": read without it
+CAR_COLOUR_NAME = "space_car_colour"  # the car-colour net (models/car_colour.py)
+CAR_COLOUR_ENV = "TTR_CAR_COLOUR_MODEL"  # another one for load_car_colour; "none": read without it
 ERRORS_ONLY = 3  # onnxruntime's log severity: its warnings are about its own graph, not the photo
 
 
@@ -68,13 +70,16 @@ class SpaceClassifier:
         self.input_name = self.session.get_inputs()[0].name
         self.config = config
         self.occupancy = set(config.classes) == {"car", "empty"}
-        # The model's class order -> SPACE_CLASSES order (an occupancy model: empty, then car).
-        names = ("empty", "car") if self.occupancy else SPACE_CLASSES
+        self.car_colour = set(config.classes) == set(SPACE_CLASSES[1:])
+        # The model's class order -> SPACE_CLASSES order (an occupancy model: empty, then car; a
+        # car-colour model: the player colours).
+        names = ("empty", "car") if self.occupancy else SPACE_CLASSES[1:] if self.car_colour else SPACE_CLASSES
         self._order = np.array([config.classes.index(c) for c in names])
 
     def predict(self, patches_bgr: np.ndarray) -> np.ndarray:
         """Class probabilities for (N, S, S, 3) BGR uint8 patches: (N, 2) P(empty), P(car) for an
-        occupancy model, else (N, 6) in SPACE_CLASSES order."""
+        occupancy model, (N, 5) the player colours for a car-colour model, else (N, 6) in
+        SPACE_CLASSES order."""
         s = self.config.imgsz
         if patches_bgr.shape[1:3] != (s, s):
             raise ValueError(f"patches are {patches_bgr.shape[1:3]}, the model wants {s}x{s}")
@@ -88,6 +93,11 @@ class SpaceClassifier:
         tempered by `cfg.colour_trust`."""
         floor = cfg.floor
         p = np.clip(probs, floor, 1.0)
+        if self.car_colour:
+            # Which colour, given a car; of whether a car is there it says nothing: empty scores as
+            # its likeliest colour, so it can never make print (a colour it knows) a car.
+            lp = np.log(p)
+            return np.concatenate([np.zeros((len(p), 1)), lp - lp.max(axis=1, keepdims=True)], axis=1)
         if self.occupancy:
             lp = np.log(p)
             return np.concatenate([lp[:, :1], np.repeat(lp[:, 1:2], len(SPACE_CLASSES) - 1, axis=1)], axis=1)
@@ -124,6 +134,15 @@ def load_occupancy(onnx_path: str | None = None) -> SpaceClassifier | None:
     if onnx_path is None and os.environ.get(OCCUPANCY_ENV, "").lower() == "none":
         return None
     return _open(*_model_files(onnx_path, OCCUPANCY_NAME, OCCUPANCY_ENV))
+
+
+def load_car_colour(onnx_path: str | None = None) -> SpaceClassifier | None:
+    """The packaged car-colour net (P(each player colour), given a car), or one at `onnx_path`, else
+    at the environment's `TTR_CAR_COLOUR_MODEL` ("none": none), loaded once; None when none is
+    installed."""
+    if onnx_path is None and os.environ.get(CAR_COLOUR_ENV, "").lower() == "none":
+        return None
+    return _open(*_model_files(onnx_path, CAR_COLOUR_NAME, CAR_COLOUR_ENV))
 
 
 def _model_files(onnx_path: str | None, name: str, env: str) -> tuple[Path, Path]:

@@ -1,0 +1,178 @@
+"""The car-colour net's recipe (`ttr train --car-colour --real DIR [--leave-out STATES]`): a small net
+asked only which of the five plastic colours a car on a space shows, trained on real cars.
+
+Why: every copy of the board is printed in its own run, but the cars are the same plastic in every
+box. The space classifier learnt the cars' colours from renders; asked about the real cars it is
+unsure between dark ones (black, blue, green) in dim light, and the colour evidence mixes a car with
+its neighbours. Trained on the development photos' own cars, and on them laid on the empty boards'
+spaces of every print (`models.paste`), with the light, white balance, saturation and contrast
+moved (not the hue: that is the answer), it tells them apart where the other sources were close.
+The reader asks it on every space and counts its answer only among the car colours
+(`vision.evidence.net.SpaceClassifier.loglik`: empty scores as the likeliest colour): whether a car
+is there is the others' to say, so print of a player's colour can never turn into cars by it.
+
+In:  as the car-or-print check (`models.occupancy.training_patches`): DIR's photos but the states
+     `--leave-out` names, `paste` patches of their cars laid on their empty boards, and `count`
+     rendered boards; of them, the car patches only.
+Out: `space_car_colour.onnx` (dynamic batch; out: P(red), P(blue), P(green), P(yellow), P(black),
+     its answer on the patch and on the patch turned half round averaged; its convolutions in 8-bit
+     integers) and `space_car_colour.json` beside it.
+"""
+from __future__ import annotations
+
+import json
+import platform
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from models.occupancy import DEFAULTS as CHECK_DEFAULTS
+from models.occupancy import SMOKE as CHECK_SMOKE
+from models.occupancy import occupancy_net, quantize, training_patches
+from models.train import _version
+from scoring.errors import TtrError
+from scoring.rules import PLAYER_COLORS
+from vision.evidence.net import CAR_COLOUR_NAME, model_input
+
+DEFAULTS = dict(CHECK_DEFAULTS)
+SMOKE = dict(CHECK_SMOKE)
+CLASSES = tuple(PLAYER_COLORS)
+
+
+def colour_net(width: int):
+    """The check's layers (`models.occupancy.occupancy_net`) with one output a car colour."""
+    import torch.nn as nn
+
+    net = occupancy_net(width)
+    net.out = nn.Linear(4 * width, len(CLASSES))
+
+    class ColourNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.features, self.out = net.features, net.out
+
+        def forward(self, x):  # (B, 3, S, S) RGB in 0..1 -> (B, 5) logits
+            return self.out(self.features(x).mean((2, 3)))
+
+    return ColourNet()
+
+
+def lit_differently(x, gen):
+    """A float (B, 3, S, S) RGB batch in another light: saturation, white balance, brightness and
+    contrast moved at random, flipped and shifted; the hue kept (it is the answer)."""
+    import torch
+
+    b = x.shape[0]
+    grey = x.mean(1, keepdim=True)
+    x = grey + (x - grey) * torch.exp(torch.randn(b, 1, 1, 1, generator=gen) * 0.2)  # saturation
+    x = x * torch.exp(torch.randn(b, 3, 1, 1, generator=gen) * 0.08)  # white balance
+    x = x * torch.exp(torch.randn(b, 1, 1, 1, generator=gen) * 0.25)  # light
+    mean = x.mean((1, 2, 3), keepdim=True)
+    x = mean + (x - mean) * torch.exp(torch.randn(b, 1, 1, 1, generator=gen) * 0.2)  # contrast
+    if torch.rand(1, generator=gen) < 0.5:
+        x = x.flip(3)
+    if torch.rand(1, generator=gen) < 0.5:
+        x = x.flip(2)
+    dy, dx = (int(v) for v in torch.randint(-3, 4, (2,), generator=gen))
+    return torch.roll(x, (dy, dx), (2, 3)).clamp(0, 1.2)
+
+
+def train(x: np.ndarray, colour: np.ndarray, weight: np.ndarray, p: dict, log=print):
+    """The net trained on (N, S, S, 3) BGR car patches, `colour` 0..4 (CLASSES) and each patch's loss weight."""
+    import torch
+    import torch.nn.functional as F
+
+    torch.manual_seed(p["seed"])
+    gen = torch.Generator().manual_seed(p["seed"])
+    net = colour_net(p["width"])
+    steps = max(1, len(x) // p["batch"])
+    opt = torch.optim.AdamW(net.parameters(), p["lr"] * 2 / 3, weight_decay=1e-4)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, p["lr"], total_steps=p["epochs"] * steps)
+    target, w = torch.from_numpy(colour).long(), torch.from_numpy(weight).float()
+    net.train()
+    t0 = time.time()
+    for epoch in range(p["epochs"]):
+        order, total = torch.randperm(len(x), generator=gen).numpy(), 0.0
+        for b in range(steps):
+            idx = order[b * p["batch"]:(b + 1) * p["batch"]]
+            logits = net(lit_differently(torch.from_numpy(model_input(x[idx])), gen))
+            loss = (F.cross_entropy(logits, target[idx], reduction="none") * w[idx]).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            total += loss.item()
+        log(f"car colour: epoch {epoch + 1}/{p['epochs']} loss {total / steps:.4f} ({time.time() - t0:.0f} s)")
+    return net.eval()
+
+
+def export(net, out_onnx: Path, imgsz: int) -> None:
+    """ONNX with a dynamic batch: in (B, 3, S, S) RGB 0..1, out (B, 5) the colours' probabilities,
+    from the logits on the patch and on it turned half round, averaged."""
+    import torch
+
+    class Looks(torch.nn.Module):
+        def __init__(self, net):
+            super().__init__()
+            self.net = net
+
+        def forward(self, x):
+            return torch.softmax(0.5 * (self.net(x) + self.net(x.flip(2).flip(3))), 1)
+
+    out_onnx.parent.mkdir(parents=True, exist_ok=True)
+    torch.onnx.export(Looks(net).eval(), torch.rand(2, 3, imgsz, imgsz), str(out_onnx), input_names=["images"],
+                      output_names=["output0"], dynamic_axes={"images": {0: "batch"}, "output0": {0: "batch"}},
+                      opset_version=17, dynamo=False)
+
+
+def make_car_colour(args) -> int:
+    """The recipe, as `ttr train --car-colour` asks for it; returns the exit status."""
+    if not args.real:
+        raise TtrError("--car-colour needs --real DIR: the net learns the real cars from it")
+    p = dict(DEFAULTS, **(SMOKE if args.smoke else {}))
+    for key in ("count", "epochs", "paste"):  # counts at least 1, paste 0 (`ttr train` refuses less)
+        if getattr(args, key, None) is not None:
+            p[key] = getattr(args, key)
+    if args.seed != 1000:  # the classifier's default seed: this recipe keeps the check's unless one is given
+        p["seed"] = args.seed
+    p["imgsz"] = args.imgsz
+    real = Path(args.real)
+    out_dir = Path(args.out)
+    work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="ttr_car_colour_"))
+    data = training_patches(real, args.leave_out, p, work)
+    y = np.concatenate([data["y_real"], data["y_render"]])
+    weight = np.concatenate([np.ones(len(data["y_real"])), np.full(len(data["y_render"]), p["render_weight"])])
+    cars = y > 0
+    x, colour, weight = data["x"][cars], (y[cars] - 1).astype(np.int64), weight[cars].astype(np.float32)
+    t0 = time.time()
+    net = train(x, colour, weight, p)
+    seconds = dict(data["seconds"], train=time.time() - t0)
+    onnx_path = out_dir / f"{CAR_COLOUR_NAME}.onnx"
+    export(net, onnx_path, p["imgsz"])
+    measured = quantize(onnx_path, x, p["seed"])
+    left_out, kept, photos = data["left_out"], data["kept"], data["photos"]
+    config = {
+        "classes": list(CLASSES), "imgsz": p["imgsz"], "task": "car colour",
+        "crop": {"side_mm": p["side_mm"], "car_seen_height_mm": 0.0,
+                 "light": "paper-normalised (vision.spaces)", "axis": "space long axis horizontal, centred"},
+        "model": f"models.car_colour.colour_net(width={p['width']}), trained in other lights (see its doc)",
+        "quantized": {"format": "onnxruntime static QDQ, the convolutions only", "ranges_from_training_patches": measured},
+        "recipe": {k: v for k, v in p.items() if k not in ("imgsz", "side_mm", "looks", "draws")},
+        "patches": {"real_cars": int(cars[:len(data["y_real"])].sum()), "rendered_cars": int(cars[len(data["y_real"]):].sum())},
+        "real": {"dir": str(real), "left_out": list(left_out), "photos_trained": sorted(o["photo"] for o in kept),
+                 "photos_left_out": sorted(o["photo"] for o in photos if o["state"] in left_out),
+                 "paste": data["pasted"]},
+        "seconds": {k: round(v, 1) for k, v in seconds.items()},
+        "smoke": bool(args.smoke),
+        "versions": {"python": platform.python_version(), **{m: _version(m) for m in ("torch", "onnx", "numpy")}},
+        "command": "ttr train " + " ".join(a for a in sys.argv[1:] if a != "train"),
+    }
+    (out_dir / f"{CAR_COLOUR_NAME}.json").write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {onnx_path} and its .json (" + ", ".join(f"{k} {v:.0f} s" for k, v in config["seconds"].items()) + ")")
+    if not args.work:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
