@@ -44,7 +44,7 @@ CLASSES = tuple(PLAYER_COLORS)
 
 
 def colour_net(width: int):
-    """The check's layers (`models.occupancy.occupancy_net`) with one output a car colour."""
+    """The check's layers (`models.occupancy.occupancy_net`) with one output per car colour."""
     import torch.nn as nn
 
     net = occupancy_net(width)
@@ -160,9 +160,11 @@ def make_car_colour(args) -> int:
         "crop": {"side_mm": p["side_mm"], "car_seen_height_mm": 0.0,
                  "light": "paper-normalised (vision.spaces)", "axis": "space long axis horizontal, centred"},
         "model": f"models.car_colour.colour_net(width={p['width']}), trained in other lights (see its doc)",
-        "quantized": {"format": "onnxruntime static QDQ, the convolutions only", "ranges_from_training_patches": measured},
+        "quantized": {"format": "onnxruntime static QDQ, the convolutions only",
+                      "ranges_from_training_patches": measured},
         "recipe": {k: v for k, v in p.items() if k not in ("imgsz", "side_mm", "looks", "draws")},
-        "patches": {"real_cars": int(cars[:len(data["y_real"])].sum()), "rendered_cars": int(cars[len(data["y_real"]):].sum())},
+        "patches": {"real_cars": int(cars[:len(data["y_real"])].sum()),
+                    "rendered_cars": int(cars[len(data["y_real"]):].sum())},
         "real": {"dir": str(real), "left_out": list(left_out), "photos_trained": sorted(o["photo"] for o in kept),
                  "photos_left_out": sorted(o["photo"] for o in photos if o["state"] in left_out),
                  "paste": data["pasted"]},
@@ -172,7 +174,8 @@ def make_car_colour(args) -> int:
         "command": "ttr train " + " ".join(a for a in sys.argv[1:] if a != "train"),
     }
     (out_dir / f"{CAR_COLOUR_NAME}.json").write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {onnx_path} and its .json (" + ", ".join(f"{k} {v:.0f} s" for k, v in config["seconds"].items()) + ")")
+    print(f"wrote {onnx_path} and its .json ("
+          + ", ".join(f"{k} {v:.0f} s" for k, v in config["seconds"].items()) + ")")
     if not args.work:
         shutil.rmtree(work, ignore_errors=True)
     return 0

@@ -176,7 +176,8 @@ def test_smoke_car_or_print_check_learns_from_real_photos_leaving_states_out(tmp
     assert len(config["real"]["photos_trained"]) == 2 and config["real"]["patches"]["empty"] > 250
     pasted = config["real"]["paste"]
     assert sum(pasted["patches"].values()) == 40 and pasted["patches"]["empty"] == 20
-    assert pasted["car_photos"] and stem_a not in {Path(p).stem for p in pasted["car_photos"] + pasted["background_photos"]}
+    used = {Path(p).stem for p in pasted["car_photos"] + pasted["background_photos"]}
+    assert pasted["car_photos"] and stem_a not in used
     assert config["real"]["patches"]["car"] >= 20  # the pasted cars are among the real patches
     assert config["renders"]["patches"]["car"] > 0
     # Two draws: each its own seed, renders and weights kept under --work.
