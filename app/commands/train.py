@@ -5,6 +5,7 @@ DIR`, the car-or-print check (`models/occupancy.py`).
 from __future__ import annotations
 
 from app.commands import size_type
+from models.car_colour import make_car_colour
 from models.occupancy import DEFAULTS as OCCUPANCY_DEFAULTS
 from models.occupancy import make_occupancy
 from models.train import DEFAULTS, make_model
@@ -75,7 +76,5 @@ def run(args) -> int:
     if args.car_colour:
         if args.occupancy:
             raise TtrError("--car-colour and --occupancy make two models: one at a time")
-        from models.car_colour import make_car_colour
-
         return make_car_colour(args)
     return make_occupancy(args) if args.occupancy else make_model(args)
