@@ -32,11 +32,10 @@ import numpy as np
 
 from models.occupancy import DEFAULTS as CHECK_DEFAULTS
 from models.occupancy import SMOKE as CHECK_SMOKE
-from models.occupancy import occupancy_net, quantize, training_patches
+from models.occupancy import fit, occupancy_net, quantize, recipe_setup, relit, training_patches
 from models.train import _version
-from scoring.errors import TtrError
 from scoring.rules import PLAYER_COLORS
-from vision.evidence.net import CAR_COLOUR_NAME, model_input
+from vision.evidence.net import CAR_COLOUR_NAME
 
 DEFAULTS = dict(CHECK_DEFAULTS)
 SMOKE = dict(CHECK_SMOKE)
@@ -61,53 +60,15 @@ def colour_net(width: int):
     return ColourNet()
 
 
-def lit_differently(x, gen):
-    """A float (B, 3, S, S) RGB batch in another light: saturation, white balance, brightness and
-    contrast moved at random, flipped and shifted; the hue kept (it is the answer)."""
-    import torch
-
-    b = x.shape[0]
-    grey = x.mean(1, keepdim=True)
-    x = grey + (x - grey) * torch.exp(torch.randn(b, 1, 1, 1, generator=gen) * 0.2)  # saturation
-    x = x * torch.exp(torch.randn(b, 3, 1, 1, generator=gen) * 0.08)  # white balance
-    x = x * torch.exp(torch.randn(b, 1, 1, 1, generator=gen) * 0.25)  # light
-    mean = x.mean((1, 2, 3), keepdim=True)
-    x = mean + (x - mean) * torch.exp(torch.randn(b, 1, 1, 1, generator=gen) * 0.2)  # contrast
-    if torch.rand(1, generator=gen) < 0.5:
-        x = x.flip(3)
-    if torch.rand(1, generator=gen) < 0.5:
-        x = x.flip(2)
-    dy, dx = (int(v) for v in torch.randint(-3, 4, (2,), generator=gen))
-    return torch.roll(x, (dy, dx), (2, 3)).clamp(0, 1.2)
-
-
 def train(x: np.ndarray, colour: np.ndarray, weight: np.ndarray, p: dict, log=print):
-    """The net trained on (N, S, S, 3) BGR car patches, `colour` 0..4 (CLASSES) and each patch's loss weight."""
+    """The net trained on (N, S, S, 3) BGR car patches, `colour` 0..4 (CLASSES) and each patch's loss
+    weight, as the check is (`models.occupancy.fit`) but in other light only: the hue is the answer."""
     import torch
     import torch.nn.functional as F
 
-    torch.manual_seed(p["seed"])
-    gen = torch.Generator().manual_seed(p["seed"])
-    net = colour_net(p["width"])
-    steps = max(1, len(x) // p["batch"])
-    opt = torch.optim.AdamW(net.parameters(), p["lr"] * 2 / 3, weight_decay=1e-4)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, p["lr"], total_steps=p["epochs"] * steps)
-    target, w = torch.from_numpy(colour).long(), torch.from_numpy(weight).float()
-    net.train()
-    t0 = time.time()
-    for epoch in range(p["epochs"]):
-        order, total = torch.randperm(len(x), generator=gen).numpy(), 0.0
-        for b in range(steps):
-            idx = order[b * p["batch"]:(b + 1) * p["batch"]]
-            logits = net(lit_differently(torch.from_numpy(model_input(x[idx])), gen))
-            loss = (F.cross_entropy(logits, target[idx], reduction="none") * w[idx]).mean()
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            sched.step()
-            total += loss.item()
-        log(f"car colour: epoch {epoch + 1}/{p['epochs']} loss {total / steps:.4f} ({time.time() - t0:.0f} s)")
-    return net.eval()
+    return fit(lambda: colour_net(p["width"]), x, torch.from_numpy(colour).long(), weight, p,
+               lambda batch, gen: relit(batch, gen, saturation=0.2, white_balance=0.08), F.cross_entropy,
+               "car colour", log)
 
 
 def export(net, out_onnx: Path, imgsz: int) -> None:
@@ -131,16 +92,8 @@ def export(net, out_onnx: Path, imgsz: int) -> None:
 
 def make_car_colour(args) -> int:
     """The recipe, as `ttr train --car-colour` asks for it; returns the exit status."""
-    if not args.real:
-        raise TtrError("--car-colour needs --real DIR: the net learns the real cars from it")
-    p = dict(DEFAULTS, **(SMOKE if args.smoke else {}))
-    for key in ("count", "epochs", "paste"):  # counts at least 1, paste 0 (`ttr train` refuses less)
-        if getattr(args, key, None) is not None:
-            p[key] = getattr(args, key)
-    if args.seed != 1000:  # the classifier's default seed: this recipe keeps the check's unless one is given
-        p["seed"] = args.seed
-    p["imgsz"] = args.imgsz
-    real = Path(args.real)
+    p, real = recipe_setup(args, "--car-colour needs --real DIR: the net learns the real cars from it",
+                           DEFAULTS, SMOKE, ("count", "epochs", "paste"))
     out_dir = Path(args.out)
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="ttr_car_colour_"))
     data = training_patches(real, args.leave_out, p, work)

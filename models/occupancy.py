@@ -89,7 +89,8 @@ def occupancy_net(width: int):
 
 
 def colour_blind(x, gen):
-    """A float (B, 3, S, S) RGB batch with its colours changed at random (see the module doc)."""
+    """A float (B, 3, S, S) RGB batch with its colours changed at random (see the module doc): its
+    hue turned, then `relit`."""
     import torch
 
     b = x.shape[0]
@@ -99,10 +100,19 @@ def colour_blind(x, gen):
     cross = torch.tensor([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
     turn = (torch.eye(3) + torch.sin(angle)[:, None, None] * cross
             + (1 - torch.cos(angle))[:, None, None] * (cross @ cross))
-    x = torch.einsum("bij,bjhw->bihw", turn, x)
+    return relit(torch.einsum("bij,bjhw->bihw", turn, x), gen, saturation=0.4, white_balance=0.12)
+
+
+def relit(x, gen, saturation: float, white_balance: float):
+    """A float (B, 3, S, S) RGB batch in another light: its saturation and each channel (white
+    balance) moved by up to about these log-scales, its light and contrast too; then flipped and
+    shifted by a few pixels. The hue stays (`colour_blind` turns it first)."""
+    import torch
+
+    b = x.shape[0]
     grey = x.mean(1, keepdim=True)
-    x = grey + (x - grey) * torch.exp(torch.randn(b, 1, 1, 1, generator=gen) * 0.4)  # saturation
-    x = x * torch.exp(torch.randn(b, 3, 1, 1, generator=gen) * 0.12)  # white balance
+    x = grey + (x - grey) * torch.exp(torch.randn(b, 1, 1, 1, generator=gen) * saturation)
+    x = x * torch.exp(torch.randn(b, 3, 1, 1, generator=gen) * white_balance)
     x = x * torch.exp(torch.randn(b, 1, 1, 1, generator=gen) * 0.25)  # light
     mean = x.mean((1, 2, 3), keepdim=True)
     x = mean + (x - mean) * torch.exp(torch.randn(b, 1, 1, 1, generator=gen) * 0.2)  # contrast
@@ -119,27 +129,39 @@ def train(x: np.ndarray, car: np.ndarray, weight: np.ndarray, p: dict, log=print
     import torch
     import torch.nn.functional as F
 
+    return fit(lambda: occupancy_net(p["width"]), x, torch.from_numpy(car).float(), weight, p, colour_blind,
+               F.binary_cross_entropy_with_logits, "occupancy", log)
+
+
+def fit(make_net, x: np.ndarray, target, weight: np.ndarray, p: dict, augment, loss, name: str, log=print):
+    """A net of `make_net()` trained from `p["seed"]` on (N, S, S, 3) BGR patches and their `target`
+    (a tensor), each patch changed by `augment(batch, generator)` and its `loss(output, target,
+    reduction="none")` weighted by `weight`: `p["epochs"]` epochs of `p["batch"]`, AdamW with a
+    one-cycle rate peaking at `p["lr"]`. Both recipes on these patches train by it (the check's
+    `train`, `models.car_colour.train`)."""
+    import torch
+
     torch.manual_seed(p["seed"])
     gen = torch.Generator().manual_seed(p["seed"])
-    net = occupancy_net(p["width"])
+    net = make_net()
     steps = max(1, len(x) // p["batch"])
     opt = torch.optim.AdamW(net.parameters(), p["lr"] * 2 / 3, weight_decay=1e-4)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, p["lr"], total_steps=p["epochs"] * steps)
-    target, w = torch.from_numpy(car).float(), torch.from_numpy(weight).float()
+    w = torch.from_numpy(weight).float()
     net.train()
     t0 = time.time()
     for epoch in range(p["epochs"]):
         order, total = torch.randperm(len(x), generator=gen).numpy(), 0.0
         for b in range(steps):
             idx = order[b * p["batch"]:(b + 1) * p["batch"]]
-            logit = net(colour_blind(torch.from_numpy(model_input(x[idx])), gen))
-            loss = (F.binary_cross_entropy_with_logits(logit, target[idx], reduction="none") * w[idx]).mean()
+            out = net(augment(torch.from_numpy(model_input(x[idx])), gen))
+            batch_loss = (loss(out, target[idx], reduction="none") * w[idx]).mean()
             opt.zero_grad()
-            loss.backward()
+            batch_loss.backward()
             opt.step()
             sched.step()
-            total += loss.item()
-        log(f"occupancy: epoch {epoch + 1}/{p['epochs']} loss {total / steps:.4f} ({time.time() - t0:.0f} s)")
+            total += batch_loss.item()
+        log(f"{name}: epoch {epoch + 1}/{p['epochs']} loss {total / steps:.4f} ({time.time() - t0:.0f} s)")
     return net.eval()
 
 
@@ -239,20 +261,30 @@ def training_patches(real: Path, leave_out: str | None, p: dict, work: Path) -> 
             "y_real": y_real, "photos": photos, "kept": kept, "pasted": pasted}
 
 
-def make_occupancy(args) -> int:
-    """The recipe, as `ttr train --occupancy` asks for it; returns the exit status."""
+def recipe_setup(args, no_real: str, defaults: dict, smoke: dict, keys: tuple[str, ...]) -> tuple[dict, Path]:
+    """(settings, real folder) of a recipe on the real photos' patches (`ttr train --occupancy`,
+    `--car-colour`): `defaults` (with `smoke` over them for --smoke), the options `keys` given
+    (each checked by `ttr train`), the seed where one is given and the patch size. Without `--real`
+    the one-line error `no_real`; a folder without photos and their truth is one too."""
     if not args.real:
-        raise TtrError("--occupancy needs --real DIR: the check learns real print and real cars from it")
-    p = dict(DEFAULTS, **(SMOKE if args.smoke else {}))
-    for key in ("count", "epochs", "draws", "paste"):  # counts at least 1, paste 0 (`ttr train` refuses less)
+        raise TtrError(no_real)
+    p = dict(defaults, **(smoke if args.smoke else {}))
+    for key in keys:
         if getattr(args, key, None) is not None:
             p[key] = getattr(args, key)
     real = Path(args.real)
     if not real.is_dir() or not (real / "gt").is_dir() or not real_photos(real):
         raise TtrError(f"--real {args.real}: not a folder with photos and their truth in gt/")
-    if args.seed != 1000:  # the classifier's default seed: the check keeps its own unless one is given
+    if args.seed != 1000:  # the classifier's default seed: these recipes keep their own unless one is given
         p["seed"] = args.seed
     p["imgsz"] = args.imgsz
+    return p, real
+
+
+def make_occupancy(args) -> int:
+    """The recipe, as `ttr train --occupancy` asks for it; returns the exit status."""
+    p, real = recipe_setup(args, "--occupancy needs --real DIR: the check learns real print and real cars from it",
+                           DEFAULTS, SMOKE, ("count", "epochs", "draws", "paste"))
     out_dir = Path(args.out)
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="ttr_occupancy_"))
     nets, draws = [], []

@@ -251,6 +251,7 @@ def test_smoke_car_colour_net_learns_from_real_cars_leaving_states_out(tmp_path,
 @pytest.mark.parametrize("args, message", [
     (["--occupancy"], "--occupancy needs --real DIR"),
     (["--car-colour"], "--car-colour needs --real DIR"),
+    (["--car-colour", "--real", "/nonexistent/real"], "--real /nonexistent/real: not a folder"),
     (["--car-colour", "--occupancy", "--real", "/nonexistent/real"], "--car-colour and --occupancy make two models"),
     (["--occupancy", "--real", "/nonexistent/real", "--draws", "0"], "--draws must be at least 1"),
     (["--draws", "3"], "--draws N goes with --occupancy"),
