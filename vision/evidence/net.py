@@ -131,18 +131,22 @@ def load_occupancy(onnx_path: str | None = None) -> SpaceClassifier | None:
     """The packaged car-or-print check (an occupancy model: P(empty), P(car)), or one at `onnx_path`,
     else at the environment's `TTR_OCCUPANCY_MODEL` ("none": none), loaded once; None when none is
     installed. The environment is read at each call (a test may switch the check off)."""
-    if onnx_path is None and os.environ.get(OCCUPANCY_ENV, "").lower() == "none":
-        return None
-    return _open(*_model_files(onnx_path, OCCUPANCY_NAME, OCCUPANCY_ENV))
+    return _open_unless_none(onnx_path, OCCUPANCY_NAME, OCCUPANCY_ENV)
 
 
 def load_car_colour(onnx_path: str | None = None) -> SpaceClassifier | None:
     """The packaged car-colour net (P(each player colour), given a car), or one at `onnx_path`, else
     at the environment's `TTR_CAR_COLOUR_MODEL` ("none": none), loaded once; None when none is
     installed."""
-    if onnx_path is None and os.environ.get(CAR_COLOUR_ENV, "").lower() == "none":
+    return _open_unless_none(onnx_path, CAR_COLOUR_NAME, CAR_COLOUR_ENV)
+
+
+def _open_unless_none(onnx_path: str | None, name: str, env: str) -> SpaceClassifier | None:
+    """The model `_model_files` finds, or None where the environment's `env` says "none" (and no
+    `onnx_path` is given) or none is installed."""
+    if onnx_path is None and os.environ.get(env, "").lower() == "none":
         return None
-    return _open(*_model_files(onnx_path, CAR_COLOUR_NAME, CAR_COLOUR_ENV))
+    return _open(*_model_files(onnx_path, name, env))
 
 
 def _model_files(onnx_path: str | None, name: str, env: str) -> tuple[Path, Path]:
