@@ -14,9 +14,8 @@ is there is the others' to say, so print of a player's colour can never turn int
 In:  as the car-or-print check (`models.occupancy.training_patches`): DIR's photos but the states
      `--leave-out` names, `paste` patches of their cars laid on their empty boards, and `count`
      rendered boards; of them, the car patches only.
-Out: `space_car_colour.onnx` (dynamic batch; out: P(red), P(blue), P(green), P(yellow), P(black),
-     its answer on the patch and on the patch turned half round averaged; its convolutions in 8-bit
-     integers) and `space_car_colour.json` beside it.
+Out: `space_car_colour.onnx` (dynamic batch; out: P(red), P(blue), P(green), P(yellow), P(black);
+     its convolutions in 8-bit integers) and `space_car_colour.json` beside it.
 """
 from __future__ import annotations
 
@@ -37,7 +36,11 @@ from models.train import _version
 from scoring.rules import PLAYER_COLORS
 from vision.evidence.net import CAR_COLOUR_NAME
 
-DEFAULTS = dict(CHECK_DEFAULTS)
+# The check's settings but for the net's size: naming one of five plastic colours takes less than
+# telling a car from print, and the reader asks it on most spaces of a played board, so it is
+# narrower and looks once (two looks, width 24: the same tracks on the folds at twice the time;
+# `docs/ablation.md`).
+DEFAULTS = dict(CHECK_DEFAULTS, width=16, looks=1)
 SMOKE = dict(CHECK_SMOKE)
 CLASSES = tuple(PLAYER_COLORS)
 
@@ -71,9 +74,9 @@ def train(x: np.ndarray, colour: np.ndarray, weight: np.ndarray, p: dict, log=pr
                "car colour", log)
 
 
-def export(net, out_onnx: Path, imgsz: int) -> None:
+def export(net, out_onnx: Path, imgsz: int, looks: int = DEFAULTS["looks"]) -> None:
     """ONNX with a dynamic batch: in (B, 3, S, S) RGB 0..1, out (B, 5) the colours' probabilities,
-    from the logits on the patch and on it turned half round, averaged."""
+    from the logits on the patch (with `looks` 2, and on it turned half round, averaged)."""
     import torch
 
     class Looks(torch.nn.Module):
@@ -82,7 +85,8 @@ def export(net, out_onnx: Path, imgsz: int) -> None:
             self.net = net
 
         def forward(self, x):
-            return torch.softmax(0.5 * (self.net(x) + self.net(x.flip(2).flip(3))), 1)
+            logits = self.net(x) if looks == 1 else 0.5 * (self.net(x) + self.net(x.flip(2).flip(3)))
+            return torch.softmax(logits, 1)
 
     out_onnx.parent.mkdir(parents=True, exist_ok=True)
     torch.onnx.export(Looks(net).eval(), torch.rand(2, 3, imgsz, imgsz), str(out_onnx), input_names=["images"],
@@ -105,7 +109,7 @@ def make_car_colour(args) -> int:
     net = train(x, colour, weight, p)
     seconds = dict(data["seconds"], train=time.time() - t0)
     onnx_path = out_dir / f"{CAR_COLOUR_NAME}.onnx"
-    export(net, onnx_path, p["imgsz"])
+    export(net, onnx_path, p["imgsz"], p["looks"])
     measured = quantize(onnx_path, x, p["seed"])
     left_out, kept, photos = data["left_out"], data["kept"], data["photos"]
     config = {
@@ -115,7 +119,7 @@ def make_car_colour(args) -> int:
         "model": f"models.car_colour.colour_net(width={p['width']}), trained in other lights (see its doc)",
         "quantized": {"format": "onnxruntime static QDQ, the convolutions only",
                       "ranges_from_training_patches": measured},
-        "recipe": {k: v for k, v in p.items() if k not in ("imgsz", "side_mm", "looks", "draws")},
+        "recipe": {k: v for k, v in p.items() if k not in ("imgsz", "side_mm", "draws")},
         "patches": {"real_cars": int(cars[:len(data["y_real"])].sum()),
                     "rendered_cars": int(cars[len(data["y_real"]):].sum())},
         "real": {"dir": str(real), "left_out": list(left_out), "photos_trained": sorted(o["photo"] for o in kept),

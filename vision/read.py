@@ -244,8 +244,7 @@ class Reader:
                 parts.append(check)
                 names.append("occupancy")
             if self.car_colour is not None and s.fuse.car_colour:
-                parts.append((self.car_colour.loglik(self.car_colour.predict(samples.net_patches), s.net),
-                              s.fuse.car_colour))
+                parts.append((self._car_colour(samples.net_patches, fuse(parts)), s.fuse.car_colour))
                 names.append("car colour")
         ll = fuse(parts)
         glare = self.glare(lit.glare, samples.printed.lab, ll)
@@ -259,6 +258,15 @@ class Reader:
         evidence = SpaceEvidence(lit.quads_px, self.track_ids, samples.printed.lab, ll, space_probs(ll), probs,
                                  glare, sources)
         return samples, first, evidence
+
+    def _car_colour(self, patches: np.ndarray, loglik: np.ndarray) -> np.ndarray:
+        """(N, 6) the car-colour net's log-likelihoods, asked only where the evidence `loglik` so far
+        gives a car a chance (`FuseSettings.car_colour_from`); 0, no say, elsewhere."""
+        out = np.zeros_like(loglik)
+        ask = np.flatnonzero(1.0 - space_probs(loglik)[:, 0] >= self.settings.fuse.car_colour_from)
+        if len(ask):
+            out[ask] = self.car_colour.loglik(self.car_colour.predict(patches[ask]), self.settings.net)
+        return out
 
     @staticmethod
     def _glared(lit: LitBoard) -> np.ndarray:

@@ -188,6 +188,10 @@ class FuseSettings:
     change: float = 1.0
     occupancy: float = 1.0  # the car-or-print check (models/occupancy.py); 0: read without it
     car_colour: float = 1.0  # the car-colour net (models/car_colour.py); 0: read without it
+    # The car-colour net is asked only about spaces the other evidence gives at least this chance
+    # of a car: of whether a car stands there it says nothing, and a space read empty by the rest
+    # keeps its reading whatever colour it names (it only lowers the colours, never empty).
+    car_colour_from: float = 0.01
 
 
 @dataclass(frozen=True)
