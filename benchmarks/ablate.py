@@ -57,6 +57,8 @@ def variants() -> dict[str, tuple[str, ReaderSettings, bool]]:
                                   r(fuse=replace(s.fuse, occupancy=0.0)), True),
         "no car-colour net": ("the car-colour net (models/car_colour.py)",
                               r(fuse=replace(s.fuse, car_colour=0.0)), True),
+        "car colour everywhere": ("the car-colour net asked only where a car may stand (asked everywhere)",
+                                  r(fuse=replace(s.fuse, car_colour_from=0.0)), True),
         "colour alone learns": ("the net's first look in the colours' adaptation",
                                 r(colour=replace(s.colour, learns_from_net=False)), True),
         "colours learn without the check": ("the car-or-print check in the colours' adaptation",
