@@ -23,28 +23,31 @@ EXAMPLE = ROOT / "examples" / "board.jpg"
 
 
 # The app's flows of doubt (a doubtful track checked, fixed, taken for nobody against the score
-# track) need a photo the reader doubts. Read with the car-or-print check, the bundled example has one
-# doubt left, and none a player could take for nobody; read without it, several (Atlanta - New
-# Orleans: yellow cars on yellow print). So the app's tests, and the app they serve, read without the
-# check (TTR_OCCUPANCY_MODEL=none); the check itself is tested in tests/vision/test_occupancy.py.
+# track) need a photo the reader doubts. Read with the car-or-print check and the car-colour net,
+# the bundled example has no doubt left; read without them, several (Atlanta - New Orleans: yellow
+# cars on yellow print). So the app's tests, and the app they serve, read without both
+# (TTR_OCCUPANCY_MODEL=none, TTR_CAR_COLOUR_MODEL=none); the two are tested in
+# tests/vision/test_occupancy.py and test_car_colour.py.
 # Set before each app test's fixtures (session-scoped ones included), taken away after the last.
-OCCUPANCY_ENV = "TTR_OCCUPANCY_MODEL"
+WITHOUT = ("TTR_OCCUPANCY_MODEL", "TTR_CAR_COLOUR_MODEL")
 _APP_DIR = Path(__file__).resolve().parent
-_BEFORE = os.environ.get(OCCUPANCY_ENV)
+_BEFORE = {env: os.environ.get(env) for env in WITHOUT}
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
-    os.environ[OCCUPANCY_ENV] = "none"
+    for env in WITHOUT:
+        os.environ[env] = "none"
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_runtest_teardown(item, nextitem):
     if nextitem is None or _APP_DIR not in Path(str(nextitem.path)).resolve().parents:
-        if _BEFORE is None:
-            os.environ.pop(OCCUPANCY_ENV, None)
-        else:
-            os.environ[OCCUPANCY_ENV] = _BEFORE
+        for env, before in _BEFORE.items():
+            if before is None:
+                os.environ.pop(env, None)
+            else:
+                os.environ[env] = before
 
 
 @dataclass(frozen=True)
