@@ -7,9 +7,10 @@ unsure between dark ones (black, blue, green) in dim light, and the colour evide
 its neighbours. Trained on the development photos' own cars, and on them laid on the empty boards'
 spaces of every print (`models.paste`), with the light, white balance, saturation and contrast
 moved (not the hue: that is the answer), it tells them apart where the other sources were close.
-The reader asks it on every space and counts its answer only among the car colours
-(`vision.evidence.net.SpaceClassifier.loglik`: empty scores as the likeliest colour): whether a car
-is there is the others' to say, so print of a player's colour can never turn into cars by it.
+The reader asks it about the spaces the other sources give a car a chance and counts its answer
+only among the car colours (`vision.evidence.net.SpaceClassifier.loglik`: empty scores as the
+likeliest colour): whether a car is there is the others' to say, so print of a player's colour can
+never turn into cars by it.
 
 In:  as the car-or-print check (`models.occupancy.training_patches`): DIR's photos but the states
      `--leave-out` names, `paste` patches of their cars laid on their empty boards, and `count`

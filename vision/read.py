@@ -5,7 +5,7 @@
            -> light    vision.light.light_board          LitBoard (light evened out, spaces registered, glare)
            -> sample   vision.spaces.sample_spaces       SpaceSamples (every space cut once)
            -> evidence vision.evidence: net, change, colour,   (N, 6) log-likelihoods each
-                       the car-or-print check
+                       the car-or-print check, the car-colour net
            -> refine   vision.refine: second look, lanes alone   the net's answers judged again
            -> fuse     vision.fuse.fuse                  SpaceEvidence
            -> decide   vision.decide.decide              Decision (the rules and the prior)

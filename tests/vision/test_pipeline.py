@@ -68,7 +68,7 @@ def test_a_photo_visits_each_stage_once_in_order(monkeypatch, photo, tmp_path):
     n = len(reader.track_ids)
     assert trace.lit.quads_px.shape == (n, 4, 2) and trace.lit.glare.shape == (n,)
     assert trace.samples.net_patches.shape[0] == n and trace.net_first.shape == (n, 6)
-    assert set(trace.evidence.sources) == {"colour", "net", "occupancy"}
+    assert set(trace.evidence.sources) == {"colour", "net", "occupancy", "car colour"}
     assert np.allclose(sum(trace.evidence.sources.values()), trace.evidence.loglik)
     assert trace.decision.choice.shape == (len(BOARD.tracks),)
     assert [t.owner for t in trace.tracks] == [t.owner for t in trace.reading.tracks]
