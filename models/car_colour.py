@@ -39,7 +39,7 @@ from vision.evidence.net import CAR_COLOUR_NAME
 
 # The check's settings but for the net's size: naming one of five plastic colours takes less than
 # telling a car from print, and the reader asks it on most spaces of a played board, so it is
-# narrower and looks once (two looks, width 24: the same tracks on the folds at twice the time;
+# narrower and looks once (two looks, width 24: the same tracks on the folds at three times the cost;
 # `docs/ablation.md`).
 DEFAULTS = dict(CHECK_DEFAULTS, width=16, looks=1)
 SMOKE = dict(CHECK_SMOKE)
