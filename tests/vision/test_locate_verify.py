@@ -10,7 +10,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from ttr_testing import chessboard_image, corner_error_pct
 
@@ -244,6 +244,7 @@ def test_a_dot_outshone_by_a_warm_lit_car_beside_it_is_still_found():
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 40), st.integers(0, 40), st.floats(0.1, 1.0)), min_size=1, max_size=6),
        st.floats(0.2, 0.9))
+@example(blobs=[(0, 20, 0.5622750100179529), (0, 21, 0.5622750100179529)], share=0.5)  # two blobs side by side
 def test_the_dot_taken_is_the_nearest_strong_peak(blobs, share):
     resp = np.zeros((41, 41), np.float32)
     for y, x, h in blobs:
@@ -255,7 +256,9 @@ def test_the_dot_taken_is_the_nearest_strong_peak(blobs, share):
     mid = 20.0
     d = (y - mid) ** 2 + (x - mid) ** 2
     for yy, xx in np.argwhere(resp >= share * resp.max()):
-        is_peak = resp[yy, xx] >= resp[max(yy - 2, 0):yy + 3, max(xx - 2, 0):xx + 3].max() - 1e-6
+        # A peak as the function defines it, exactly: of two blobs side by side the blur leaves one a
+        # hair higher (a few 1e-8), and only it is the peak there.
+        is_peak = resp[yy, xx] >= resp[max(yy - 2, 0):yy + 3, max(xx - 2, 0):xx + 3].max()
         assert not is_peak or (yy - mid) ** 2 + (xx - mid) ** 2 >= d  # none nearer the dot's place
     assert _nearest_strong_peak(resp, 2, 0.0) == tuple(int(v) for v in np.unravel_index(int(resp.argmax()), resp.shape))
 
