@@ -28,9 +28,10 @@ Every training patch's colours are changed at random before the net sees it: the
 the whole circle, saturation, white balance, light and contrast moved, so that no colour can answer
 "car or print?"; then flipped and shifted by a few pixels. A rendered patch counts half a real one.
 The net itself is plain (`occupancy_net`: seven 3x3 convolutions, 24 to 96 channels, 0.25 M
-parameters); its answer is the average of its answers on the patch and on the patch turned half
-round (asked once, it read the same tracks at half the cost, and more pairs of photos of one board
-read worse than their better photo). A narrower net (12 to 48 channels) read 12 fewer development
+parameters), asked once per patch. Its answers on the patch and on the patch turned half round
+averaged (`looks` 2) read the same tracks at twice the cost; without the car-colour net, more pairs
+of photos of one board read worse than their better photo asked once, with it none do
+(`docs/ablation.md`). A narrower net (12 to 48 channels) read 12 fewer development
 tracks and 8 to 17 fewer on the re-lit sets (`docs/ablation.md`).
 
 With `draws` N the check is N such nets, each trained from its own seed (seed, seed + 1, ...: its
@@ -58,7 +59,7 @@ from scoring.errors import TtrError
 from vision.evidence.net import OCCUPANCY_NAME, default_model_paths, model_input
 
 DEFAULTS = {"count": 64, "epochs": 6, "seed": 20000, "imgsz": 64, "side_mm": 30.0, "batch": 128, "width": 24,
-            "render_weight": 0.5, "varied_share": 0.5, "lr": 3e-3, "looks": 2, "draws": 1, "paste": 4000}
+            "render_weight": 0.5, "varied_share": 0.5, "lr": 3e-3, "looks": 1, "draws": 1, "paste": 4000}
 SMOKE = {"count": 2, "epochs": 1, "width": 4, "paste": 40}
 CLASSES = ("empty", "car")
 QUANTIZE_PATCHES = 2048  # training patches that measure the 8-bit check's ranges (`quantize`)

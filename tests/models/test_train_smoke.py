@@ -305,7 +305,7 @@ def test_quantized_check_answers_as_the_float_one(tmp_path):
 
 def test_check_of_several_draws_answers_their_mean_p_car(tmp_path):
     """`models.occupancy.export` of several draws: one model whose P(car) is the mean of each draw's
-    own (each the mean of its two looks' log-odds), so no single draw decides alone."""
+    own (each from its looks' log-odds), so no single draw decides alone."""
     import onnxruntime as ort
     import torch
 
