@@ -20,10 +20,6 @@ Out: `space_car_colour.onnx` (dynamic batch; out: P(red), P(blue), P(green), P(y
 """
 from __future__ import annotations
 
-import json
-import platform
-import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -32,8 +28,18 @@ import numpy as np
 
 from models.occupancy import DEFAULTS as CHECK_DEFAULTS
 from models.occupancy import SMOKE as CHECK_SMOKE
-from models.occupancy import fit, occupancy_net, quantize, recipe_setup, relit, training_patches
-from models.train import _version
+from models.occupancy import (
+    crop_record,
+    fit,
+    occupancy_net,
+    quantize,
+    real_record,
+    recipe_setup,
+    relit,
+    to_onnx,
+    training_patches,
+    write_config,
+)
 from scoring.rules import PLAYER_COLORS
 from vision.evidence.net import CAR_COLOUR_NAME
 
@@ -89,10 +95,7 @@ def export(net, out_onnx: Path, imgsz: int, looks: int = DEFAULTS["looks"]) -> N
             logits = self.net(x) if looks == 1 else 0.5 * (self.net(x) + self.net(x.flip(2).flip(3)))
             return torch.softmax(logits, 1)
 
-    out_onnx.parent.mkdir(parents=True, exist_ok=True)
-    torch.onnx.export(Looks(net).eval(), torch.rand(2, 3, imgsz, imgsz), str(out_onnx), input_names=["images"],
-                      output_names=["output0"], dynamic_axes={"images": {0: "batch"}, "output0": {0: "batch"}},
-                      opset_version=17, dynamo=False)
+    to_onnx(Looks(net).eval(), out_onnx, imgsz)
 
 
 def make_car_colour(args) -> int:
@@ -112,28 +115,15 @@ def make_car_colour(args) -> int:
     onnx_path = out_dir / f"{CAR_COLOUR_NAME}.onnx"
     export(net, onnx_path, p["imgsz"], p["looks"])
     measured = quantize(onnx_path, x, p["seed"])
-    left_out, kept, photos = data["left_out"], data["kept"], data["photos"]
     config = {
-        "classes": list(CLASSES), "imgsz": p["imgsz"], "task": "car colour",
-        "crop": {"side_mm": p["side_mm"], "car_seen_height_mm": 0.0,
-                 "light": "paper-normalised (vision.spaces)", "axis": "space long axis horizontal, centred"},
+        "classes": list(CLASSES), "imgsz": p["imgsz"], "task": "car colour", "crop": crop_record(p),
         "model": f"models.car_colour.colour_net(width={p['width']}), trained in other lights (see its doc)",
         "quantized": {"format": "onnxruntime static QDQ, the convolutions only",
                       "ranges_from_training_patches": measured},
         "recipe": {k: v for k, v in p.items() if k not in ("imgsz", "side_mm", "draws")},
         "patches": {"real_cars": int(cars[:len(data["y_real"])].sum()),
                     "rendered_cars": int(cars[len(data["y_real"]):].sum())},
-        "real": {"dir": str(real), "left_out": list(left_out), "photos_trained": sorted(o["photo"] for o in kept),
-                 "photos_left_out": sorted(o["photo"] for o in photos if o["state"] in left_out),
-                 "paste": data["pasted"]},
+        "real": {**real_record(real, data["left_out"], data["kept"], data["photos"]), "paste": data["pasted"]},
         "seconds": {k: round(v, 1) for k, v in seconds.items()},
-        "smoke": bool(args.smoke),
-        "versions": {"python": platform.python_version(), **{m: _version(m) for m in ("torch", "onnx", "numpy")}},
-        "command": "ttr train " + " ".join(a for a in sys.argv[1:] if a != "train"),
     }
-    (out_dir / f"{CAR_COLOUR_NAME}.json").write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {onnx_path} and its .json ("
-          + ", ".join(f"{k} {v:.0f} s" for k, v in config["seconds"].items()) + ")")
-    if not args.work:
-        shutil.rmtree(work, ignore_errors=True)
-    return 0
+    return write_config(out_dir, CAR_COLOUR_NAME, config, args, work)

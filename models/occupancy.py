@@ -182,7 +182,14 @@ def export(nets: list, out_onnx: Path, imgsz: int, looks: int = DEFAULTS["looks"
             logits = torch.stack([net(x) if turned is None else 0.5 * (net(x) + net(turned)) for net in self.nets])
             return torch.stack([torch.sigmoid(-logits).mean(0), torch.sigmoid(logits).mean(0)], 1)
 
-    model = Looks(nets).eval()
+    to_onnx(Looks(nets).eval(), out_onnx, imgsz)
+
+
+def to_onnx(model, out_onnx: Path, imgsz: int) -> None:
+    """`model` (in (B, 3, S, S) RGB 0..1) as ONNX at `out_onnx`, its batch dynamic, as the reader
+    feeds it (`vision.evidence.net`: input "images", output "output0")."""
+    import torch
+
     out_onnx.parent.mkdir(parents=True, exist_ok=True)
     # The TorchScript exporter: it needs no further package (the newer one wants onnxscript).
     torch.onnx.export(model, torch.rand(2, 3, imgsz, imgsz), str(out_onnx), input_names=["images"],
@@ -311,9 +318,7 @@ def make_occupancy(args) -> int:
     export(nets, out_dir / f"{OCCUPANCY_NAME}.onnx", p["imgsz"], p["looks"])
     measured = quantize(out_dir / f"{OCCUPANCY_NAME}.onnx", x, p["seed"])
     config = {
-        "classes": list(CLASSES), "imgsz": p["imgsz"], "task": "occupancy",
-        "crop": {"side_mm": p["side_mm"], "car_seen_height_mm": 0.0,
-                 "light": "paper-normalised (vision.spaces)", "axis": "space long axis horizontal, centred"},
+        "classes": list(CLASSES), "imgsz": p["imgsz"], "task": "occupancy", "crop": crop_record(p),
         "model": f"models.occupancy.occupancy_net(width={p['width']}), colour-blind training (see its doc)",
         "quantized": {"format": "onnxruntime static QDQ, the convolutions only: uint8 activations, int8 weights "
                                 "per channel",
@@ -321,18 +326,36 @@ def make_occupancy(args) -> int:
         "recipe": {k: v for k, v in p.items() if k not in ("imgsz", "side_mm")},
         "renders": {"boards": p["count"], "seeds": draws[0]["render_seeds"], "patches": draws[0]["render_patches"]},
         "draws": draws,
-        "real": {"dir": str(real), "left_out": list(left_out),
-                 "photos_trained": sorted(o["photo"] for o in kept),
-                 "photos_left_out": sorted(o["photo"] for o in photos if o["state"] in left_out),
+        "real": {**real_record(real, left_out, kept, photos),
                  "patches": {"car": int((y_real > 0).sum()), "empty": int((y_real == 0).sum())},
                  "paste": pasted},
         "seconds": {k: round(sum(d["seconds"][k] for d in draws), 1) for k in draws[0]["seconds"]},
-        "smoke": bool(args.smoke),
-        "versions": {"python": platform.python_version(), **{m: _version(m) for m in ("torch", "onnx", "numpy")}},
-        "command": "ttr train " + " ".join(a for a in sys.argv[1:] if a != "train"),
     }
-    (out_dir / f"{OCCUPANCY_NAME}.json").write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {out_dir / (OCCUPANCY_NAME + '.onnx')} and its .json (draws: {len(nets)}; "
+    return write_config(out_dir, OCCUPANCY_NAME, config, args, work, note=f"draws: {len(nets)}; ")
+
+
+def crop_record(p: dict) -> dict:
+    """How a real-photo recipe's patches are cut (its config's `crop`): as the reader cuts the
+    classifier's, centred."""
+    return {"side_mm": p["side_mm"], "car_seen_height_mm": 0.0, "light": "paper-normalised (vision.spaces)",
+            "axis": "space long axis horizontal, centred"}
+
+
+def real_record(real: Path, left_out: tuple[str, ...], kept: list, photos: list) -> dict:
+    """Which real photos a recipe learnt from and which it left out (its config's `real`)."""
+    return {"dir": str(real), "left_out": list(left_out), "photos_trained": sorted(o["photo"] for o in kept),
+            "photos_left_out": sorted(o["photo"] for o in photos if o["state"] in left_out)}
+
+
+def write_config(out_dir: Path, name: str, config: dict, args, work: Path, note: str = "") -> int:
+    """A recipe's end: `config` with how it was run (smoke, versions, the command) written as
+    NAME.json beside NAME.onnx, said with the seconds taken; a work folder of its own removed.
+    Returns the exit status."""
+    versions = {"python": platform.python_version(), **{m: _version(m) for m in ("torch", "onnx", "numpy")}}
+    config = dict(config, smoke=bool(args.smoke), versions=versions,
+                  command="ttr train " + " ".join(a for a in sys.argv[1:] if a != "train"))
+    (out_dir / f"{name}.json").write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {out_dir / (name + '.onnx')} and its .json ({note}"
           + ", ".join(f"{k} {v:.0f} s" for k, v in config["seconds"].items()) + ")")
     if not args.work:
         shutil.rmtree(work, ignore_errors=True)
