@@ -11,7 +11,7 @@ import dataclasses
 import cv2
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from ttr_testing import corner_error_pct
 
@@ -383,3 +383,27 @@ def test_the_search_looks_for_a_board_of_the_smallest_scale_in_any_photo(w, h, p
     assert got.min_blob_share == pytest.approx(cfg.quads.min_blob_share * r)
     assert dataclasses.replace(got, min_quad_share=0, min_seed_share=0, min_blob_share=0) == dataclasses.replace(
         cfg.quads, min_quad_share=0, min_seed_share=0, min_blob_share=0)
+
+
+@settings(max_examples=25, deadline=None)
+@given(warm=st.tuples(*[st.floats(0.6, 1.4)] * 3), cool=st.tuples(*[st.floats(0.6, 1.4)] * 3),
+       grey=st.integers(60, 180))
+def test_even_cast_turns_a_cast_that_varies_across_the_photo_grey(warm, cool, grey):
+    """A grey photo lit by two colours, one on each side, comes out grey throughout, as bright as it was."""
+    from vision.locate.outline import even_cast
+
+    w, h = 320, 240
+    share = np.linspace(0.0, 1.0, w, dtype=np.float32)[None, :, None]  # the cool light's share, left to right
+    gain = (1 - share) * np.array(warm, np.float32) + share * np.array(cool, np.float32)
+    lit = np.clip(grey * np.broadcast_to(gain, (h, w, 3)), 0, 255).astype(np.uint8)
+    evened = even_cast(lit, 1 / 16).astype(float)
+    inner = evened[20:-20, 20:-20]  # the borders' local mean leans on the side beyond them
+    assert np.abs(inner - inner.mean(axis=2, keepdims=True)).max() <= 4
+    assert abs(evened.mean() - lit.astype(float).mean()) <= 3
+
+
+def test_even_cast_leaves_a_grey_photo_as_it_is():
+    from vision.locate.outline import even_cast
+
+    img = np.random.default_rng(0).integers(0, 256, (90, 120, 1), dtype=np.uint8).repeat(3, axis=2)
+    assert np.abs(even_cast(img, 1 / 16).astype(int) - img).max() <= 1

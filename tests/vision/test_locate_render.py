@@ -124,3 +124,25 @@ def test_a_photo_file_with_a_board_small_in_it_is_located_at_full_size(small_in_
     assert decode_reduction(4032, 3024) > 1  # else this would not test the second look
     view = Reader(use_classifier=False).view_path(str(path))
     assert corner_error_pct(view.location.corners_xy, small_in_large.corners_xy) < 0.5
+
+
+def test_a_board_in_light_of_two_colours_is_found():
+    """`ttr render --world varied --seed 7500 --start 22 --count 1`: a yellowed copy under light of
+    two colours, warm on one side and cool on the other. Neither the band's colour limits nor the
+    map's pale grey hold across the board, so no outline is confirmed; searched once more with the
+    cast evened out (`LocateConfig.cast_reach`), the board is found."""
+    from app.commands.render import WORLD_STREAM
+    from scoring.board import load_board
+    from vision.locate import BoardNotFound, LocateConfig, locate_board
+    from vision.synth.positions import random_position
+    from vision.synth.world import random_world
+
+    rng = np.random.default_rng([7500, 22])
+    rng.random()  # the CLI's draw for an empty board, so the random stream matches the photo's
+    claims = random_position(rng, load_board(), None)
+    world = random_world([7500, 22, WORLD_STREAM], render.default_model().printed_bgr, None, False)
+    assert world.light.kind == "mixed"
+    photo = render.render_photo(rng, claims, world.phone.size_wh, world=world)
+    with pytest.raises(BoardNotFound):  # else this would not test the second search
+        locate_board(photo.image_bgr, LocateConfig(cast_reach=0.0))
+    assert corner_error_pct(locate_board(photo.image_bgr).corners_xy, photo.corners_xy) < 0.5

@@ -33,8 +33,10 @@ The stages, each its own module:
    outline: glare or noise washing them out), the tracks' layout
    (`layout`) may confirm the best of the outlines found and corrected in 1-4, with a warning
    that says so.
-   Nothing confirmed: refused, saying why (no board, cut off, mirrored, too small to check, or not
-   confirmed).
+   Nothing confirmed: 1-5 once more on the photo with its colour cast evened out (`outline.even_cast`:
+   light of two colours, or a warm lamp on a cream map, moves the colours the outlines are found
+   by across the board); still nothing: refused, saying why (no board, cut off, mirrored, too small
+   to check, or not confirmed).
 The confidence says how far the reported outline may still be off by the dots (how far they would
 move it, and how well they agree among themselves): 1 within 0.5 % of the board's diagonal, 0 from
 1 %, flagged under 0.5.
@@ -95,8 +97,35 @@ def locate_board(image_bgr: np.ndarray, cfg: LocateConfig = LocateConfig()) -> B
     img = np.ascontiguousarray(img[:, :, :CHANNELS])
     h, w = img.shape[:2]
     small, scale = shrink(img, cfg.work_side)
-    ref = printed.load_reference()
+    try:
+        best, warnings = _find(img, small, scale, cfg)
+    except BoardMirrored:
+        raise
+    except BoardNotFound as refused:
+        # Light of two colours, or a warm lamp on a cream map, moves the colours the outlines are
+        # found by across the board: once more with the cast evened out (`LocateConfig.cast_reach`).
+        if cfg.cast_reach <= 0:
+            raise
+        evened = outline.even_cast(img, cfg.cast_reach)
+        try:
+            best, warnings = _find(evened, *shrink(evened, cfg.work_side), cfg)
+        except (BoardNotFound, BoardCutOff):
+            raise refused from None
+    corners, check = best.corners_xy, best.check
 
+    warnings = _frame_check(corners, (w, h), cfg) + warnings
+    confidence = _confidence(check, cfg)
+    if confidence < 0.5:
+        warnings.append(MSG_UNSURE)
+    warnings.extend(m for m in board_warnings(img, corners, small, scale, cfg.quality) if m not in warnings)
+    return BoardLocation(corners_xy=corners.astype(np.float64), orientation=_orientation_of(corners),
+                         confidence=confidence, warnings=tuple(warnings))
+
+
+def _find(img, small, scale, cfg: LocateConfig) -> tuple[_Found, list[str]]:
+    """The first outline found that the dots (or, where they cannot speak, the tracks) confirm, and
+    the warning that the tracks confirmed it, if they did; else refused, saying why."""
+    ref = printed.load_reference()
     # Cheapest and likeliest first: the best colour outline, the print, then every colour outline.
     outlines, cut = outline.find_outlines(img, small, scale, cfg=cfg.outline)
     found: list[_Found] = []
@@ -109,39 +138,28 @@ def locate_board(image_bgr: np.ndarray, cfg: LocateConfig = LocateConfig()) -> B
             break
 
     standing = [f for f in found if _stands(f, cfg)]
-    warnings = []
-    if not standing:
-        # The board's size and sharpness as the outline most dots agree with shows them (another
-        # outline may wrap the table). The dots cannot speak on a board too small or too blurred
-        # to show them, nor where too few of them show on any outline (a flash's glare or a dim,
-        # noisy photo washes them out): the tracks may. Dots enough that disagree refuse it.
-        seen = _board_seen(found)
-        across = photo_px_per_mm(seen.corners_xy) * BOARD_MM[0] if seen is not None else np.inf
-        small_board = across < cfg.min_px_per_mm * BOARD_MM[0]
-        is_blurred = seen is not None and _blurred(img, seen, cfg)
-        dots_unseen = seen is not None and seen.check.found < cfg.dots.min_verified
-        asked = small_board or is_blurred or dots_unseen
-        by_layout = _by_layout(img, found, cfg, last_resort) if asked else None
-        if by_layout is None:
-            if cut:
-                raise BoardCutOff(CUT_OFF_MESSAGE)
-            if _mirrored(small, ref, cfg):
-                raise BoardMirrored()
-            if small_board:
-                raise BoardNotFound(TOO_SMALL_MESSAGE.format(px=int(across)))
-            raise BoardNotFound(UNCONFIRMED_MESSAGE) if found else BoardNotFound()
-        standing = [by_layout]
-        warnings.append(_by_tracks_warning(small_board, is_blurred, across))
-    best = standing[0]  # the first found that the dots (or, where they cannot speak, the tracks) confirm
-    corners, check = best.corners_xy, best.check
-
-    warnings = _frame_check(corners, (w, h), cfg) + warnings
-    confidence = _confidence(check, cfg)
-    if confidence < 0.5:
-        warnings.append(MSG_UNSURE)
-    warnings.extend(m for m in board_warnings(img, corners, small, scale, cfg.quality) if m not in warnings)
-    return BoardLocation(corners_xy=corners.astype(np.float64), orientation=_orientation_of(corners),
-                         confidence=confidence, warnings=tuple(warnings))
+    if standing:
+        return standing[0], []
+    # The board's size and sharpness as the outline most dots agree with shows them (another
+    # outline may wrap the table). The dots cannot speak on a board too small or too blurred
+    # to show them, nor where too few of them show on any outline (a flash's glare or a dim,
+    # noisy photo washes them out): the tracks may. Dots enough that disagree refuse it.
+    seen = _board_seen(found)
+    across = photo_px_per_mm(seen.corners_xy) * BOARD_MM[0] if seen is not None else np.inf
+    small_board = across < cfg.min_px_per_mm * BOARD_MM[0]
+    is_blurred = seen is not None and _blurred(img, seen, cfg)
+    dots_unseen = seen is not None and seen.check.found < cfg.dots.min_verified
+    asked = small_board or is_blurred or dots_unseen
+    by_layout = _by_layout(img, found, cfg, last_resort) if asked else None
+    if by_layout is None:
+        if cut:
+            raise BoardCutOff(CUT_OFF_MESSAGE)
+        if _mirrored(small, ref, cfg):
+            raise BoardMirrored()
+        if small_board:
+            raise BoardNotFound(TOO_SMALL_MESSAGE.format(px=int(across)))
+        raise BoardNotFound(UNCONFIRMED_MESSAGE) if found else BoardNotFound()
+    return by_layout, [_by_tracks_warning(small_board, is_blurred, across)]
 
 
 def scale_location(location: BoardLocation, factor: float) -> BoardLocation:

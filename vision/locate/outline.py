@@ -168,6 +168,23 @@ def _coarse_quads(small: np.ndarray, cfg: OutlineConfig):
                 yield q, level == "map"
 
 
+CAST_SIDE_PX = 64  # a colour cast varies slowly: it is measured on the photo shrunk to this long side
+
+
+def even_cast(image_bgr: np.ndarray, reach: float) -> np.ndarray:
+    """`image_bgr` with the colour cast that varies across it evened out: each channel scaled so that
+    its local mean (a Gaussian of `reach` of the long side) is the three channels' mean there. The
+    brightness is kept; a lamp's yellow on one side and a window's blue on the other both turn grey."""
+    img = np.asarray(image_bgr, np.float32) + 1.0  # no channel divides by zero
+    h, w = img.shape[:2]
+    f = CAST_SIDE_PX / max(h, w)
+    local = cv2.resize(img, (max(1, round(w * f)), max(1, round(h * f))), interpolation=cv2.INTER_AREA)
+    local = cv2.GaussianBlur(local, (0, 0), reach * CAST_SIDE_PX)
+    local = cv2.resize(local, (w, h), interpolation=cv2.INTER_LINEAR)
+    evened = img * local.mean(axis=2, keepdims=True) / local - 1.0
+    return np.clip(evened, 0, BYTE_MAX).astype(np.uint8)
+
+
 def _denoised(image: np.ndarray, cfg: OutlineConfig) -> np.ndarray:
     """`image` box-blurred (`denoise_px`): sensor noise would speckle the colour masks."""
     k = cfg.colours.denoise_px
