@@ -35,7 +35,7 @@ from vision.evidence.net import load_car_colour, load_classifier, load_occupancy
 from vision.fuse import SpaceEvidence, fuse, space_probs
 from vision.image_io import load_photo, read_header
 from vision.light import LitBoard, light_board, print_glare
-from vision.locate import BoardMirrored, BoardNotFound, locate_board, scale_location
+from vision.locate import BoardMirrored, BoardNotFound, LocateConfig, locate_board, scale_location
 from vision.quality import MSG_FLASH, photo_warnings
 from vision.reading import PLAYER_COLORS, BoardLocation, Notice, Reading, TrackReading
 from vision.rectify import camera_position, flatten, photo_px_per_mm
@@ -148,7 +148,9 @@ class Reader:
         except BoardNotFound as e:
             if reduce == 1 or isinstance(e, BoardMirrored):
                 raise
-            view = self.view(load_photo(path))
+            # The colour cast was evened out on the reduced photo already (`LocateConfig.cast_reach`);
+            # at full size that search would cost a photo with no board seconds more.
+            view = self.view(load_photo(path), locate=replace(LocateConfig(), cast_reach=0.0))
         if header.flash_fired:
             view = replace(view, warnings=(*view.warnings, MSG_FLASH), flash_fired=True)
         return view
@@ -163,10 +165,12 @@ class Reader:
         t_start = time.perf_counter() if t_start is None else t_start
         return self.trace_view(self.view(image_bgr, scale_to_photo), image_name, t_start)
 
-    def view(self, image_bgr: np.ndarray, scale_to_photo: float = 1.0) -> BoardView:
-        """Locate and flatten: the board in a photo as the reader sees it (raises BoardNotFound and
-        the like). Its location is in the photo's pixels (`scale_to_photo` times the image's)."""
-        return self.view_at(image_bgr, locate_board(image_bgr), scale_to_photo)
+    def view(self, image_bgr: np.ndarray, scale_to_photo: float = 1.0,
+             locate: LocateConfig = LocateConfig()) -> BoardView:
+        """Locate (by `locate`) and flatten: the board in a photo as the reader sees it (raises
+        BoardNotFound and the like). Its location is in the photo's pixels (`scale_to_photo` times
+        the image's)."""
+        return self.view_at(image_bgr, locate_board(image_bgr, locate), scale_to_photo)
 
     def view_at(self, image_bgr: np.ndarray, loc: BoardLocation, scale_to_photo: float = 1.0) -> BoardView:
         """The board at a known location (in the image's pixels) flattened, as `view` does after
