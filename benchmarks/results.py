@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -93,6 +94,11 @@ def main(argv=None) -> int:
             by.setdefault(session_of(r["name"]), []).append(r)
         for session, rows in by.items():
             lines.append(f"| {session} | {cell(summary(rows))} |")
+        if checks:
+            lines += ["", f"Each fold is read with the car-or-print check (and the car-colour net beside it) of "
+                      f"`{args.held_out_checks}` trained leaving its board state out (`ttr train "
+                      "--occupancy|--car-colour --real ../shared/real/dev --leave-out STATES --out DIR/FOLD`; "
+                      "each check's JSON keeps its command)."]
         wrong = [f"{r['name']}: {w[0]}-{w[1]} ({w[2]}) truth {w[3]} read {w[4]}{'' if w[5] else ', NOT marked'}"
                  for r in dev_rows for w in r["wrong"]]
         if wrong:
@@ -102,10 +108,12 @@ def main(argv=None) -> int:
     for title, path, command in (("Photos of one board read together", args.pairs, pairs_command),
                                  ("Each rule switched off", args.ablation,
                                   "python3 benchmarks/ablate.py ../shared/real/dev SETS... --markdown FILE"),
-                                 ("Speed", args.speed, "python3 benchmarks/bench_detect.py PHOTOS --repeat 3")):
+                                 ("Speed", args.speed, "python3 benchmarks/bench_detect.py PHOTOS")):
         if path is None:
             continue
         text = path.read_text(encoding="utf-8")
+        if title == "Speed":  # the repeats the measurement names
+            command += "".join(f" {m}" for m in re.findall(r"--repeat \d+", text)[:1])
         if title.startswith("Photos"):
             text = "\n".join(line for line in text.splitlines() if line.startswith(("SUMMARY", "MIXED", "same")) and
                              ("SUMMARY" in line or "MIXED" in line or "together 100/100" not in line))
