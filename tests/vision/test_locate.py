@@ -407,3 +407,32 @@ def test_even_cast_leaves_a_grey_photo_as_it_is():
 
     img = np.random.default_rng(0).integers(0, 256, (90, 120, 1), dtype=np.uint8).repeat(3, axis=2)
     assert np.abs(even_cast(img, 1 / 16).astype(int) - img).max() <= 1
+
+
+def test_a_photo_pale_only_at_its_edge_gives_no_map_to_cut():
+    """The map cut seeds the map with the photo's pale part, minus the frame it counts as table; where
+    nothing pale is left, there is nothing to cut (OpenCV's GrabCut raised on it)."""
+    from vision.locate.outline import cut_map_quads
+
+    img = np.full((300, 400, 3), 40, np.uint8)
+    img[:2] = 230
+    assert cut_map_quads(img) == []
+    with pytest.raises(BoardNotFound):
+        locate_board(img)
+
+
+@settings(max_examples=20, deadline=None)
+@given(spot=st.floats(1.2, 3.0), grey=st.integers(40, 100))
+def test_even_cast_with_brightness_flattens_a_hot_spot(spot, grey):
+    """A grey photo under a flash's hot spot comes out nearly even with `brightness`: most of the
+    spot gone, the mean kept."""
+    from vision.locate.outline import even_cast
+
+    h, w = 240, 320
+    yy, xx = np.mgrid[0:h, 0:w]
+    gain = 1 + (spot - 1) * np.exp(-((xx - 200) ** 2 + (yy - 100) ** 2) / (2 * 50.0 ** 2))
+    lit = np.clip(grey * gain[..., None].repeat(3, axis=2), 0, 255).astype(np.uint8)
+    evened = even_cast(lit, 1 / 16, brightness=True).astype(float)
+    inner, lit_inner = evened[20:-20, 20:-20], lit[20:-20, 20:-20].astype(float)
+    assert inner.max() - inner.min() <= 0.3 * (lit_inner.max() - lit_inner.min())
+    assert abs(evened.mean() - lit.astype(float).mean()) <= 0.05 * lit.mean()

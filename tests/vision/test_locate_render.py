@@ -146,3 +146,26 @@ def test_a_board_in_light_of_two_colours_is_found():
     with pytest.raises(BoardNotFound):  # else this would not test the second search
         locate_board(photo.image_bgr, LocateConfig(cast_reach=0.0))
     assert corner_error_pct(locate_board(photo.image_bgr).corners_xy, photo.corners_xy) < 0.5
+
+
+def test_a_board_under_a_flash_s_hot_spot_is_found_with_the_light_evened():
+    """`ttr render --world varied --light flash --seed 7900 --start 130 --count 1`: a flash's hot spot
+    over the board. Evening the colour cast alone leaves the spot; evening its brightness too, the
+    board is found."""
+    from app.commands.render import WORLD_STREAM
+    from scoring.board import load_board
+    from vision.locate import BoardNotFound, LocateConfig, locate_board
+    from vision.locate.outline import even_cast
+    from vision.synth.positions import random_position
+    from vision.synth.world import random_world
+
+    rng = np.random.default_rng([7900, 130])
+    rng.random()  # the CLI's draw for an empty board, so the random stream matches the photo's
+    claims = random_position(rng, load_board(), None)
+    world = random_world([7900, 130, WORLD_STREAM], render.default_model().printed_bgr, "flash", False)
+    photo = render.render_photo(rng, claims, world.phone.size_wh, world=world)
+    alone = LocateConfig(cast_reach=0.0)
+    for image in (photo.image_bgr, even_cast(photo.image_bgr, LocateConfig().cast_reach)):
+        with pytest.raises(BoardNotFound):  # else this would not test the brightness evened
+            locate_board(image, alone)
+    assert corner_error_pct(locate_board(photo.image_bgr).corners_xy, photo.corners_xy) < 0.5

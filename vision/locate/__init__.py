@@ -35,8 +35,8 @@ The stages, each its own module:
    that says so.
    Nothing confirmed: 1-5 once more on the photo with its colour cast evened out (`outline.even_cast`:
    light of two colours, or a warm lamp on a cream map, moves the colours the outlines are found
-   by across the board); still nothing: refused, saying why (no board, cut off, mirrored, too small
-   to check, or not confirmed).
+   by across the board), then with its brightness evened out too (a flash's hot spot); still
+   nothing: refused, saying why (no board, cut off, mirrored, too small to check, or not confirmed).
 The confidence says how far the reported outline may still be off by the dots (how far they would
 move it, and how well they agree among themselves): 1 within 0.5 % of the board's diagonal, 0 from
 1 %, flagged under 0.5.
@@ -103,13 +103,19 @@ def locate_board(image_bgr: np.ndarray, cfg: LocateConfig = LocateConfig()) -> B
         raise
     except BoardNotFound as refused:
         # Light of two colours, or a warm lamp on a cream map, moves the colours the outlines are
-        # found by across the board: once more with the cast evened out (`LocateConfig.cast_reach`).
+        # found by across the board: once more with the cast evened out (`LocateConfig.cast_reach`),
+        # then with the light's brightness too (a flash's hot spot and fall-off).
         if cfg.cast_reach <= 0:
             raise
-        evened = outline.even_cast(img, cfg.cast_reach)
-        try:
-            best, warnings = _find(evened, *shrink(evened, cfg.work_side), cfg)
-        except (BoardNotFound, BoardCutOff):
+        best = None
+        for brightness in (False, True):
+            evened = outline.even_cast(img, cfg.cast_reach, brightness)
+            try:
+                best, warnings = _find(evened, *shrink(evened, cfg.work_side), cfg)
+                break
+            except (BoardNotFound, BoardCutOff):
+                continue
+        if best is None:
             raise refused from None
     corners, check = best.corners_xy, best.check
 

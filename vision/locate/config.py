@@ -340,7 +340,8 @@ class LocateConfig:
     nearest_share: float = 0.5
     # Where no outline is confirmed, the photo is searched once more with its colour cast evened out
     # (`outline.even_cast`): each channel scaled to the local grey, over a Gaussian this share of
-    # the photo's long side. The colour limits of the band and the map's pale grey hold in one light;
-    # light of two colours (a window and a lamp, a flash's white over a lamp's yellow) or a warm lamp
-    # on a cream map moves them across the board. 0: not searched again.
+    # the photo's long side; then again with the local brightness evened out too. The colour limits
+    # of the band and the map's pale grey hold in one light; light of two colours (a window and a
+    # lamp, a flash's white over a lamp's yellow), a warm lamp on a cream map or a flash's hot spot
+    # moves them across the board. 0: not searched again.
     cast_reach: float = 1 / 16

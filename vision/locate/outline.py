@@ -171,18 +171,20 @@ def _coarse_quads(small: np.ndarray, cfg: OutlineConfig):
 CAST_SIDE_PX = 64  # a colour cast varies slowly: it is measured on the photo shrunk to this long side
 
 
-def even_cast(image_bgr: np.ndarray, reach: float) -> np.ndarray:
+def even_cast(image_bgr: np.ndarray, reach: float, brightness: bool = False) -> np.ndarray:
     """`image_bgr` with the colour cast that varies across it evened out: each channel scaled so that
     its local mean (a Gaussian of `reach` of the long side) is the three channels' mean there. The
-    brightness is kept; a lamp's yellow on one side and a window's blue on the other both turn grey."""
+    brightness is kept; a lamp's yellow on one side and a window's blue on the other both turn grey.
+    With `brightness`, the local means are all made the photo's mean: a flash's hot spot and its
+    dark fall-off are evened out as well."""
     img = np.asarray(image_bgr, np.float32) + 1.0  # no channel divides by zero
     h, w = img.shape[:2]
     f = CAST_SIDE_PX / max(h, w)
     local = cv2.resize(img, (max(1, round(w * f)), max(1, round(h * f))), interpolation=cv2.INTER_AREA)
     local = cv2.GaussianBlur(local, (0, 0), reach * CAST_SIDE_PX)
     local = cv2.resize(local, (w, h), interpolation=cv2.INTER_LINEAR)
-    evened = img * local.mean(axis=2, keepdims=True) / local - 1.0
-    return np.clip(evened, 0, BYTE_MAX).astype(np.uint8)
+    target = img.mean() if brightness else local.mean(axis=2, keepdims=True)
+    return np.clip(img * target / local - 1.0, 0, BYTE_MAX).astype(np.uint8)
 
 
 def _denoised(image: np.ndarray, cfg: OutlineConfig) -> np.ndarray:
@@ -224,6 +226,8 @@ def cut_map_quads(small: np.ndarray, cfg: OutlineConfig = OutlineConfig()) -> li
     seeds = np.where(pale > 0, cv2.GC_PR_FGD, cv2.GC_PR_BGD).astype(np.uint8)
     f = cfg.cut_frame_px
     seeds[:f], seeds[-f:], seeds[:, :f], seeds[:, -f:] = cv2.GC_BGD, cv2.GC_BGD, cv2.GC_BGD, cv2.GC_BGD
+    if not (seeds == cv2.GC_PR_FGD).any():  # pale only at the photo's edge: nothing to cut (GrabCut would raise)
+        return []
     models = np.zeros((1, 65)), np.zeros((1, 65))  # (GrabCut's own: background, foreground mixtures)
     # GrabCut starts its mixtures by k-means from OpenCV's shared random state: seeded, so that a
     # photo is cut the same way whatever was read before it in the same process.
