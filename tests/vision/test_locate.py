@@ -434,5 +434,6 @@ def test_even_cast_with_brightness_flattens_a_hot_spot(spot, grey):
     lit = np.clip(grey * gain[..., None].repeat(3, axis=2), 0, 255).astype(np.uint8)
     evened = even_cast(lit, 1 / 16, brightness=True).astype(float)
     inner, lit_inner = evened[20:-20, 20:-20], lit[20:-20, 20:-20].astype(float)
-    assert inner.max() - inner.min() <= 0.3 * (lit_inner.max() - lit_inner.min())
+    # Two grey levels for the rounding to 8 bits, of the photo and of the evened photo.
+    assert inner.max() - inner.min() <= 0.3 * (lit_inner.max() - lit_inner.min()) + 2
     assert abs(evened.mean() - lit.astype(float).mean()) <= 0.05 * lit.mean()
