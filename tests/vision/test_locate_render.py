@@ -14,6 +14,21 @@ render = pytest.importorskip("vision.synth.render")
 SEEDS = range(6)
 
 
+def varied_photo(seed: int, i: int, light: str | None = None):
+    """Photo `i` of `ttr render --world varied --seed SEED [--light LIGHT]`, drawn as the command
+    draws it (the same random streams, so the same photo)."""
+    from app.commands.render import WORLD_STREAM
+    from scoring.board import load_board
+    from vision.synth.positions import random_position
+    from vision.synth.world import random_world
+
+    rng = np.random.default_rng([seed, i])
+    rng.random()  # the CLI's draw for an empty board, so the random stream matches the photo's
+    claims = random_position(rng, load_board(), None)
+    world = random_world([seed, i, WORLD_STREAM], render.default_model().printed_bgr, light, False)
+    return render.render_photo(rng, claims, world.phone.size_wh, world=world), world
+
+
 @pytest.fixture(scope="module")
 def located():
     from vision.locate import locate_board
@@ -69,17 +84,9 @@ def test_a_board_on_wood_the_colour_of_its_band_in_another_home_is_found():
     """`ttr render --world varied --seed 4545 --start 6 --count 1`: another copy of the board on a
     wooden table of its band's colour, in light that leaves no colour outline and no pale map to
     the fixed colour limits; the map cut from the table by the photo's own colours finds it."""
-    from app.commands.render import WORLD_STREAM
-    from scoring.board import load_board
     from vision.locate import locate_board
-    from vision.synth.positions import random_position
-    from vision.synth.world import random_world
 
-    rng = np.random.default_rng([4545, 6])
-    rng.random()  # the CLI's draw for an empty board, so the random stream matches the photo's
-    claims = random_position(rng, load_board(), None)
-    world = random_world([4545, 6, WORLD_STREAM], render.default_model().printed_bgr, None, False)
-    photo = render.render_photo(rng, claims, world.phone.size_wh, world=world)
+    photo, _ = varied_photo(4545, 6)
     assert corner_error_pct(locate_board(photo.image_bgr).corners_xy, photo.corners_xy) < 0.5
 
 
@@ -131,18 +138,10 @@ def test_a_board_in_light_of_two_colours_is_found():
     two colours, warm on one side and cool on the other. Neither the band's colour limits nor the
     map's pale grey hold across the board, so no outline is confirmed; searched once more with the
     cast evened out (`LocateConfig.cast_reach`), the board is found."""
-    from app.commands.render import WORLD_STREAM
-    from scoring.board import load_board
     from vision.locate import BoardNotFound, LocateConfig, locate_board
-    from vision.synth.positions import random_position
-    from vision.synth.world import random_world
 
-    rng = np.random.default_rng([7500, 22])
-    rng.random()  # the CLI's draw for an empty board, so the random stream matches the photo's
-    claims = random_position(rng, load_board(), None)
-    world = random_world([7500, 22, WORLD_STREAM], render.default_model().printed_bgr, None, False)
+    photo, world = varied_photo(7500, 22)
     assert world.light.kind == "mixed"
-    photo = render.render_photo(rng, claims, world.phone.size_wh, world=world)
     with pytest.raises(BoardNotFound):  # else this would not test the second search
         locate_board(photo.image_bgr, LocateConfig(cast_reach=0.0))
     assert corner_error_pct(locate_board(photo.image_bgr).corners_xy, photo.corners_xy) < 0.5
@@ -152,18 +151,10 @@ def test_a_board_under_a_flash_s_hot_spot_is_found_with_the_light_evened():
     """`ttr render --world varied --light flash --seed 7900 --start 130 --count 1`: a flash's hot spot
     over the board. Evening the colour cast alone leaves the spot; evening its brightness too, the
     board is found."""
-    from app.commands.render import WORLD_STREAM
-    from scoring.board import load_board
     from vision.locate import BoardNotFound, LocateConfig, locate_board
     from vision.locate.outline import even_cast
-    from vision.synth.positions import random_position
-    from vision.synth.world import random_world
 
-    rng = np.random.default_rng([7900, 130])
-    rng.random()  # the CLI's draw for an empty board, so the random stream matches the photo's
-    claims = random_position(rng, load_board(), None)
-    world = random_world([7900, 130, WORLD_STREAM], render.default_model().printed_bgr, "flash", False)
-    photo = render.render_photo(rng, claims, world.phone.size_wh, world=world)
+    photo, _ = varied_photo(7900, 130, "flash")
     alone = LocateConfig(cast_reach=0.0)
     for image in (photo.image_bgr, even_cast(photo.image_bgr, LocateConfig().cast_reach)):
         with pytest.raises(BoardNotFound):  # else this would not test the brightness evened
