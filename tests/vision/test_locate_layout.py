@@ -59,6 +59,24 @@ def test_the_layout_refuses_an_outline_three_percent_off(small_photos):
             assert not confirmed(check_layout(img, off, CFG.layout), CFG.layout)
 
 
+def test_the_layout_puts_right_an_outline_whose_side_slipped(small_photos):
+    """`layout.polish`: one side of the outline slipped inwards by 1 % of the diagonal (onto an inner
+    edge), the tracks fall between the photo's ink; moved while the layout fits better, the corners
+    come back more than half way and the layout scores it as a right outline."""
+    from vision.locate.layout import polish
+
+    for img, truth in small_photos:
+        diag = np.linalg.norm(truth[0] - truth[2])
+        off = truth.copy()
+        inward = (truth[2] - truth[1]) / np.linalg.norm(truth[2] - truth[1])  # the top side moves down
+        off[[0, 1]] += inward * 0.01 * diag
+        slipped = check_layout(img, off, CFG.layout).score
+        corners, chk = polish(img, off, CFG.layout)
+        assert chk.score > slipped
+        assert chk.score >= CFG.layout.right_score
+        assert corner_error_pct(corners, truth) < 0.5 * corner_error_pct(off, truth)
+
+
 def test_a_small_board_is_found_and_says_how_it_was_checked(small_photos):
     for img, truth in small_photos:
         loc = locate_board(img)

@@ -32,7 +32,8 @@ The stages, each its own module:
 5. where the dots cannot speak (a board under `min_px_per_mm`, a blurred photo, too few dots on any
    outline: glare or noise washing them out), the tracks' layout
    (`layout`) may confirm the best of the outlines found and corrected in 1-4, with a warning
-   that says so.
+   that says so; one it scores lower than right outlines score is put right by the layout itself
+   (`layout.polish`), then its sides refitted to the band's edge.
    Nothing confirmed: 1-5 once more on the photo with its colour cast evened out (`outline.even_cast`:
    light of two colours, or a warm lamp on a cream map, moves the colours the outlines are found
    by across the board), then with its brightness evened out too (a flash's hot spot); still
@@ -65,6 +66,7 @@ from vision.locate.errors import (
 )
 from vision.locate.layout import check_layout
 from vision.locate.layout import confirmed as layout_confirmed
+from vision.locate.layout import polish as polish_layout
 from vision.quality import blurred, board_warnings
 from vision.reading import BoardLocation
 from vision.rectify import BOARD_MM, board_to_photo_homography, photo_px_per_mm, shrink
@@ -293,9 +295,23 @@ def _by_layout(img, found: list[_Found], cfg: LocateConfig, last_resort: int | N
             chk = check_layout(img, f.corners_xy, cfg.layout)
             if layout_confirmed(chk, cfg.layout) and chk.score > best_score:
                 best, best_score = f, chk.score
-        if best is not None:
-            return best
+        if best is None:
+            continue
+        if best_score < cfg.layout.right_score:
+            best = _polished(img, best, cfg)
+        return best
     return None
+
+
+def _polished(img, found: _Found, cfg: LocateConfig) -> _Found:
+    """An outline the layout confirms yet scores as no right outline does, put right by the layout
+    itself (`layout.polish`: to within its coarse pixels), then its sides refitted to the band's
+    edge on the photo where the layout scores that as a right outline too."""
+    corners, _ = polish_layout(img, found.corners_xy, cfg.layout)
+    sides = outline.refine_sides(img, corners, cfg.outline)
+    if sides is not None and check_layout(img, sides.corners, cfg.layout).score >= cfg.layout.right_score:
+        return dataclasses.replace(found, corners_xy=sides.corners, source=found.source + ", layout polished, sides refined")
+    return dataclasses.replace(found, corners_xy=corners, source=found.source + ", layout polished")
 
 
 def _by_tracks_warning(small_board: bool, is_blurred: bool, across: float) -> str:

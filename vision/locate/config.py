@@ -271,6 +271,11 @@ class LayoutConfig:
     # outline by as much.
     min_score: float = 0.25
     min_margin: float = 0.15
+    # An outline confirmed under the lowest score of those right outlines may be off by more than the
+    # reading bears (a side on an inner edge): its corners are moved while the layout fits better
+    # (`layout.polish`), by these shares of the board's diagonal in turn.
+    right_score: float = 0.36
+    polish_steps: tuple[float, ...] = (0.01, 0.005, 0.0025)
 
 
 @dataclass(frozen=True)
