@@ -133,6 +133,25 @@ def test_a_photo_file_with_a_board_small_in_it_is_located_at_full_size(small_in_
     assert corner_error_pct(view.location.corners_xy, small_in_large.corners_xy) < 0.5
 
 
+def test_a_board_too_small_for_the_dots_is_found_by_its_tracks():
+    """`ttr render --world varied --seed 7700 --start 20 --count 1`: a board seen at 0.6 px/mm,
+    covering under a tenth of a 1600x1200 photo. Looked for only as small as the city dots need, it
+    was refused as no board; looked for down to `LocateConfig.smallest_px_per_mm`, it is found and
+    confirmed by its tracks' layout, with the warning that says so."""
+    from vision.locate import BoardNotFound, LocateConfig, locate_board
+    from vision.rectify import photo_px_per_mm
+
+    photo, _ = varied_photo(7700, 20)
+    cfg = LocateConfig()
+    # Else this would not test what it says: coarser than the dots need, refused when not looked for.
+    assert cfg.smallest_px_per_mm < photo_px_per_mm(photo.corners_xy) < cfg.min_px_per_mm
+    with pytest.raises(BoardNotFound):
+        locate_board(photo.image_bgr, LocateConfig(smallest_px_per_mm=cfg.min_px_per_mm))
+    loc = locate_board(photo.image_bgr)
+    assert corner_error_pct(loc.corners_xy, photo.corners_xy) < 0.5
+    assert any("checked by its tracks alone" in w for w in loc.warnings)
+
+
 def test_a_board_in_light_of_two_colours_is_found():
     """`ttr render --world varied --seed 7500 --start 22 --count 1`: a yellowed copy under light of
     two colours, warm on one side and cool on the other. Neither the band's colour limits nor the

@@ -21,8 +21,8 @@ The stages, each its own module:
    (SIFT features against the packaged reference of the empty board, MAGSAC), its sides refined
    as in 1, and checked as in 2; then every colour outline, not only the first clean one; then
    the print again with every feature of the photo (a checked cloth's corners fill the first
-   match's budget); then, in a large photo, the colour outlines of a board small in the frame yet
-   seen finer than the dots need (`outline.for_photo`); last, the map cut from the table by this
+   match's budget); then the colour outlines of a board small in the frame yet seen fine enough
+   to read (`outline.for_photo`, `smallest_px_per_mm`); last, the map cut from the table by this
    photo's own colours of the two (`outline.cut_map_quads`: a table of the band's colour); and
    the quads whose four sides the colour masks follow, whatever else touches the board
    (`outline.supported_quads`: glare, a patch of light, a checked cloth of the band's colour);
@@ -208,10 +208,10 @@ def _outlines(img, small, scale, outlines, ref, cfg):
     m = printed.match_board(small, ref, dataclasses.replace(cfg.match, features=cfg.match.last_features))
     if m is not None:
         yield (m.corners_xy + 0.5) / scale - 0.5, "print, every feature", False
-    # In a large photo a board small in the frame may still be seen finer than the dots need, yet
-    # be left out as a speck by the search's shares of the photo: looked for last, so that it costs
-    # nothing where the board fills the frame (`outline.for_photo`).
-    wider = outline.for_photo(cfg.outline, img.shape, cfg.min_px_per_mm)
+    # A board small in the frame may still be seen fine enough to read, yet be left out as a speck
+    # by the search's shares of the photo: looked for last, so that it costs nothing where the
+    # board fills the frame (`outline.for_photo`), down to `cfg.smallest_px_per_mm`.
+    wider = outline.for_photo(cfg.outline, img.shape, cfg.smallest_px_per_mm)
     if wider != cfg.outline:
         yield from _every_outline(img, small, scale, wider, tried, cfg, "colour, small")
     # Last (a second or two): the map cut from a table of the band's own colour by this photo's

@@ -338,6 +338,12 @@ class LocateConfig:
     # 0.8 (the hostile renders, at full size and shrunk to 640 px, the seed-2026 renders, real
     # boards photographed again by benchmarks/rephotograph.py).
     min_px_per_mm: float = 0.8
+    # The smallest board looked for in a photo it covers little of (`outline.for_photo`): coarser
+    # than the dots need, such a board is confirmed by its tracks' layout. Down to here the reader
+    # was measured to read as well as at 0.8-1.0 px/mm (the boards of 0.5-0.8 px/mm found in small
+    # frames of the validation renders: 51 wrong tracks in 3,800, 1 unmarked, against 69 in 3,600,
+    # 2 unmarked; docs/ablation.md).
+    smallest_px_per_mm: float = 0.5
     # Where the strongest responses do not confirm an outline on a board seen at `min_px_per_mm` or
     # finer, each dot is looked for again as the response nearest its place of those at least this
     # share of the strongest (`DotConfig.strong_share`). Not on coarser boards: there a dot's

@@ -15,8 +15,8 @@ BY_TRACKS_MESSAGE = ("{why}, so the board's outline was checked by its tracks al
 BY_TRACKS_ADVICE = "come closer, hold still, or send the photo at full size"  # a small or blurred board
 DOTS_UNSEEN_ADVICE = "take it again in bright, even light, without the flash"  # dots washed out or lost in noise
 # No outline at all: the board may be missing, or too small or too dimly lit for its outline to show
-# (boards under about a tenth of the frame, e.g. 400-550 pixels across a 1600x900 photo; in a photo
-# of over about 3 megapixels, any board the city dots can confirm is looked at: `outline.for_photo`).
+# (boards under about a tenth of the frame in a photo of under about 1.4 megapixels; in a larger one,
+# any board seen at `LocateConfig.smallest_px_per_mm` or finer is looked at: `outline.for_photo`).
 NOT_FOUND_MESSAGE = ("no Ticket to Ride board found in the photo: if it is there, take the photo again from "
                      "above, closer, with the whole board filling most of the frame")
 MIRRORED_MESSAGE = ("the photo is mirrored (as a front camera's selfie view shows it): turn mirroring off "
