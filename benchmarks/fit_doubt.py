@@ -140,6 +140,7 @@ def read_one(reader: Reader, path: Path) -> dict:
     ev = trace.evidence
     return {"loglik": ev.loglik, "probs": ev.probs, "lab": ev.lab, "paper_glare": trace.lit.glare,
             "warnings": np.array(json.dumps([str(w) for w in trace.view.warnings])),
+            "seen": np.array(float(trace.view.seen_px_per_mm)),
             "owners_read": np.array([SPACE_CLASSES.index(t.owner or "empty") for t in trace.tracks])}
 
 
@@ -203,6 +204,7 @@ def track_rows(cached: list[Path], reader: Reader, cfg: DoubtSettings = DoubtSet
             cols["wrong"].append(bool(choice[t.id] != truth[t.id]))
             cols["owner"].append(int(choice[t.id]))
             cols["runner"].append(int(runner[t.id]))
+            cols["seen"].append(float(d["seen"]) if "seen" in d else np.nan)
     return {k: np.array(v) for k, v in cols.items()}
 
 
