@@ -71,7 +71,8 @@ def test_turned_photo_keeps_board_order(results):
 def test_a_real_board_on_a_checked_cloth_is_found_by_all_of_its_print():
     """A development board photographed again on a checked cloth (benchmarks/rephotograph.py,
     seed 5656): the colour outline finds the cloth, and the cloth's corners fill the print match's
-    first 2000 features; the last try, every feature, finds the board."""
+    first 2000 features; the last try, every feature, finds the board. Seen at 0.79 px/mm in a 3 MP
+    frame, it is found as well by the search for a board small in the frame, which comes after."""
     import dataclasses
 
     import cv2
@@ -88,8 +89,13 @@ def test_a_real_board_on_a_checked_cloth_is_found_by_all_of_its_print():
     loc = locate_board(photo)
     t = np.asarray(again.corners_xy, float)
     diag = 0.5 * (np.linalg.norm(t[0] - t[2]) + np.linalg.norm(t[1] - t[3]))
-    assert (np.linalg.norm(loc.corners_xy - t, axis=1) / diag * 100).max() < 1.0
+
+    def off_pct(corners):
+        return (np.linalg.norm(corners - t, axis=1) / diag * 100).max()
+
+    assert off_pct(loc.corners_xy) < 1.0
     cfg = LocateConfig()
     first_only = dataclasses.replace(cfg, match=dataclasses.replace(cfg.match, last_features=cfg.match.features))
-    with pytest.raises(BoardNotFound):
-        locate_board(photo, first_only)
+    assert off_pct(locate_board(photo, first_only).corners_xy) < 1.0  # by the small board's search
+    with pytest.raises(BoardNotFound):  # neither: refused
+        locate_board(photo, dataclasses.replace(first_only, smallest_px_per_mm=cfg.min_px_per_mm))
