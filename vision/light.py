@@ -175,14 +175,27 @@ def print_glare(lab: np.ndarray, printed_lab: np.ndarray, printed: np.ndarray, e
 
     Glare adds light, and the evening-out divides the paper back to its grey, so under glare G on
     paper P the print keeps P / (P + G) of its contrast with the paper, where a lamp's slope or a
-    shadow (a gain) keeps all of it. Each print colour is first moved to this photo's (the median
-    over its empty spaces: another print run, the light's cast); then each empty space's loss of
-    contrast is measured along its print's way to the paper, and a space is under glare where the
+    shadow (a gain) keeps all of it (`print_contrast_loss`); a space is under glare where the
     median loss of the empty spaces around it passes the setting."""
-    n = len(lab)
-    out = np.zeros(n, bool)
+    out = np.zeros(len(lab), bool)
     if cfg.print_glare_loss <= 0:
         return out
+    loss, telling = print_contrast_loss(lab, printed_lab, printed, empty, cfg)
+    around = loss_around(loss, telling, centres_mm, centres_mm, cfg)
+    counted = ~np.isnan(around)
+    out[counted] = around[counted] >= cfg.print_glare_loss
+    return out
+
+
+def print_contrast_loss(lab: np.ndarray, printed_lab: np.ndarray, printed: np.ndarray, empty: np.ndarray,
+                        cfg: LightSettings = LightSettings()) -> tuple[np.ndarray, np.ndarray]:
+    """(N,) the share of its print's contrast with the paper each space has lost, and (N,) bool
+    where that says something: the empty spaces printed at least `cfg.print_glare_contrast` from the
+    paper (arguments as `print_glare`'s).
+
+    Each print colour is first moved to this photo's (the median over its empty spaces: another
+    print run, the light's cast); each space's loss is then measured along its print's way to the
+    paper (0: all its contrast, 1: paper grey)."""
     lab, start, empty = np.asarray(lab, float), np.asarray(printed_lab, float), np.asarray(empty, bool)
     printed = np.asarray(printed)
     own = start.copy()
@@ -193,16 +206,51 @@ def print_glare(lab: np.ndarray, printed_lab: np.ndarray, printed: np.ndarray, e
     to_paper = np.array(PAPER_LAB) - own
     reach2 = np.sum(to_paper ** 2, axis=1)
     loss = np.sum((lab - own) * to_paper, axis=1) / np.maximum(reach2, 1e-6)
-    telling = empty & (reach2 >= cfg.print_glare_contrast ** 2)
+    return loss, empty & (reach2 >= cfg.print_glare_contrast ** 2)
+
+
+def loss_around(loss: np.ndarray, telling: np.ndarray, centres_mm: np.ndarray, points_mm: np.ndarray,
+                cfg: LightSettings = LightSettings()) -> np.ndarray:
+    """(M,) the median `loss` of the `telling` spaces (centres `centres_mm`) within
+    `cfg.print_glare_reach_mm` of each point of `points_mm` (M, 2); NaN where fewer than
+    `cfg.print_glare_spaces` of them are."""
+    out = np.full(len(points_mm), np.nan)
+    telling = np.asarray(telling, bool)
     if telling.sum() < cfg.print_glare_spaces:
         return out
-    c = np.asarray(centres_mm, float)
-    near = np.sum((c[:, None, :] - c[None, telling, :]) ** 2, axis=-1) <= cfg.print_glare_reach_mm ** 2
-    losses = np.where(near, loss[telling][None, :], np.nan)
+    c = np.asarray(centres_mm, float)[telling]
+    p = np.asarray(points_mm, float)
+    near = np.sum((p[:, None, :] - c[None, :, :]) ** 2, axis=-1) <= cfg.print_glare_reach_mm ** 2
     counted = near.sum(axis=1) >= cfg.print_glare_spaces
     if counted.any():
-        out[counted] = np.nanmedian(losses[counted], axis=1) >= cfg.print_glare_loss
+        out[counted] = np.nanmedian(np.where(near[counted], np.asarray(loss)[telling][None, :], np.nan), axis=1)
     return out
+
+
+def veil_map(loss: np.ndarray, telling: np.ndarray, centres_mm: np.ndarray, shape_hw: tuple[int, int],
+             px_per_mm: float, cfg: LightSettings = LightSettings()) -> np.ndarray:
+    """(H, W) float32, the share of the light at each pixel of a lit board (`shape_hw`) that is a
+    veil added over it: the print's lost contrast (`print_contrast_loss`) around points
+    `cfg.veil_step_mm` apart, at most `cfg.veil_max`, 0 where too few spaces tell, smoothed."""
+    h, w = shape_hw
+    nx = max(1, int(round(w / px_per_mm / cfg.veil_step_mm)))
+    ny = max(1, int(round(h / px_per_mm / cfg.veil_step_mm)))
+    gx = (np.arange(nx) + 0.5) * (w / px_per_mm) / nx  # the cells' middles, as resize maps them
+    gy = (np.arange(ny) + 0.5) * (h / px_per_mm) / ny
+    points = np.stack(np.meshgrid(gx, gy), axis=-1).reshape(-1, 2)
+    around = loss_around(loss, telling, centres_mm, points, cfg)
+    veil = np.clip(np.nan_to_num(around, nan=0.0), 0.0, cfg.veil_max).reshape(ny, nx).astype(np.float32)
+    veil = cv2.GaussianBlur(veil, (3, 3), 0)
+    return cv2.resize(veil, (w, h), interpolation=cv2.INTER_LINEAR)
+
+
+def take_off_veil(lit: LitBoard, veil: np.ndarray, cfg: LightSettings = LightSettings()) -> LitBoard:
+    """`lit` with a veil (`veil_map`: each pixel's share of added light) taken off: an added light
+    moved every colour that share of the way to the paper's grey once evened out, so each is moved
+    back, its contrast with the paper stretched by 1 / (1 - share)."""
+    paper = np.float32(cfg.paper_level)
+    board = paper + (lit.board.astype(np.float32) - paper) / (1.0 - veil[..., None])
+    return replace(lit, board=np.clip(np.round(board), 0, 255).astype(np.uint8))
 
 
 def register_to_template(board_norm: np.ndarray, quads_px: np.ndarray, px_per_mm: float,

@@ -14,8 +14,9 @@
 
 With a user's calibration, the photo is read without it first; `check_calibration` then says whether
 it fits the photo, and where it does the board is read again with it (light to fuse) before the
-decision. `Reader.trace` returns every stage's result; `Reader.read` the Reading alone. All the
-settings are one tree, `vision.settings.ReaderSettings`.
+decision. A photo whose flash fired is read again (light to doubt) with the veil of added light
+its print shows taken off (`vision.light.take_off_veil`). `Reader.trace` returns every stage's
+result; `Reader.read` the Reading alone. All the settings are one tree, `vision.settings.ReaderSettings`.
 """
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ from vision.evidence.colour import ColourModel
 from vision.evidence.net import load_car_colour, load_classifier, load_occupancy
 from vision.fuse import SpaceEvidence, fuse, space_probs
 from vision.image_io import load_photo, read_header
-from vision.light import LitBoard, light_board, print_glare
+from vision.light import LitBoard, light_board, print_contrast_loss, print_glare, take_off_veil, veil_map
 from vision.locate import BoardMirrored, BoardNotFound, LocateConfig, locate_board, scale_location
 from vision.quality import MSG_FLASH, photo_warnings
 from vision.reading import PLAYER_COLORS, BoardLocation, Notice, Reading, TrackReading
@@ -194,7 +195,7 @@ class Reader:
         lit = light_board(view.flattened, self.quads_mm, s.px_per_mm, s.light)
         samples, first, evidence = self._evidence(lit, view)
         doubt = self.doubt_settings(view.flash_fired)
-        match = None
+        match, against = None, None
         if self.calibration is not None:
             sure_empty = self._sure_empty(evidence, doubt)
             match, against = check_calibration(self.calibration, lit, samples.printed.lab, sure_empty,
@@ -203,6 +204,9 @@ class Reader:
                 lit = against.lit
                 samples, first, evidence = self._evidence(lit, view, against)
         decision, tracks = self.decide_evidence(evidence, doubt)
+        if view.flash_fired and s.light.flash_veil and against is None:
+            lit, samples, first, evidence, decision, tracks = self._veil_off(lit, view, samples, first, evidence,
+                                                                             decision, tracks, doubt)
         set_aside = match.warning() if match is not None else None
         warnings: list[str | Notice] = list(view.warnings) + ([set_aside] if set_aside else [])
         warnings += doubt_warnings(tracks, doubt)
@@ -210,6 +214,38 @@ class Reader:
                           px_per_mm=s.px_per_mm, warnings=warnings,
                           elapsed_ms=(time.perf_counter() - t_start) * 1000.0, space_quads_px=evidence.quads_px)
         return ReadingTrace(view, lit, samples, first, evidence, decision, tracks, reading, match)
+
+    def _veil_off(self, lit: LitBoard, view: BoardView, samples: SpaceSamples, first, evidence: SpaceEvidence,
+                  decision: Decision, tracks: list[TrackReading], doubt: DoubtSettings):
+        """A flash photo read again with the veil its print shows taken off (`LightSettings.flash_veil`;
+        a calibration's view is not). A track doubtful as first read stays so, and one read otherwise
+        now is doubtful: the stretched contrast is surer where the glare was, not everywhere."""
+        s = self.settings.light
+        loss, telling = print_contrast_loss(samples.printed.lab, self.printed_lab, self.spaces.printed,
+                                            self._empty(evidence.loglik), s)
+        veil = veil_map(loss, telling, self.centres_mm, lit.board.shape[:2], lit.px_per_mm, s)
+        if not np.any(veil > 0):
+            return lit, samples, first, evidence, decision, tracks
+        lit = take_off_veil(lit, veil, s)
+        samples, first, evidence = self._evidence(lit, view)
+        decision, again = self.decide_evidence(evidence, doubt)
+        before = {t.track_id: t for t in tracks}
+        marked = []
+        for t in again:
+            was = before[t.track_id]
+            if not t.doubtful and was.owner != t.owner:
+                t = replace(t, doubtful=True, reason=f"under the flash's glare it reads as {_said(was.owner)}, "
+                                                     f"with the glare taken off as {_said(t.owner)}")
+            elif not t.doubtful and was.doubtful:
+                t = replace(t, doubtful=True, reason=was.reason)
+            marked.append(t)
+        return lit, samples, first, evidence, decision, marked
+
+    def _empty(self, loglik: np.ndarray) -> np.ndarray:
+        """(N,) bool: the spaces of the tracks the evidence `loglik` reads empty (each track judged whole)."""
+        per_track = np.zeros((len(self.board.tracks), loglik.shape[1]))
+        np.add.at(per_track, self.track_ids, loglik)
+        return per_track.argmax(axis=1)[self.track_ids] == 0
 
     # -- the stages between light and decide ------------------------------------------------------
     def _evidence(self, lit: LitBoard, view: BoardView, against: AgainstCalibration | None = None
@@ -293,10 +329,7 @@ class Reader:
         light = self.settings.light if light is None else light
         if light.print_glare_loss <= 0:
             return paper_glare
-        per_track = np.zeros((len(self.board.tracks), loglik.shape[1]))
-        np.add.at(per_track, self.track_ids, loglik)
-        empty = per_track.argmax(axis=1)[self.track_ids] == 0
-        by_print = print_glare(lab, self.printed_lab, self.spaces.printed, empty, self.centres_mm, light)
+        by_print = print_glare(lab, self.printed_lab, self.spaces.printed, self._empty(loglik), self.centres_mm, light)
         return by_print if paper_glare is None else np.asarray(paper_glare, bool) | by_print
 
     def _colour(self, lit: LitBoard, samples: SpaceSamples, against: AgainstCalibration | None,
@@ -333,3 +366,7 @@ def decode_reduction(width: int, height: int) -> int:
     while max(width, height) / (reduce * 2) >= DECODE_SIDE and reduce < MAX_REDUCE:
         reduce *= 2
     return reduce
+
+
+def _said(owner: str | None) -> str:
+    return f"{owner} cars" if owner else "empty"

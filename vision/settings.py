@@ -78,6 +78,14 @@ class LightSettings:
     print_glare_spaces: int = 4
     print_glare_contrast: float = 30.0  # Lab units: white print is too near the paper to tell
     print_glare_colours: bool = True  # the colours read again with it (cars there mixed with white)
+    # A flash's glare is a veil of added light over the cars as over the print: on a photo whose
+    # flash fired, the veil the print shows (its lost contrast, in points `veil_step_mm` apart) is
+    # taken off and the board read again (`vision.light.take_off_veil`). At most `veil_max` of the
+    # light is taken for veil: beyond it the contrast left is noise stretched (measured flat from
+    # 0.45 to 0.75 on the validation renders).
+    flash_veil: bool = True
+    veil_max: float = 0.6
+    veil_step_mm: float = 15.0  # a quarter of `print_glare_reach_mm`: the spot's edge, not each space
 
 
 @dataclass(frozen=True)
