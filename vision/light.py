@@ -239,7 +239,8 @@ def veil_map(loss: np.ndarray, telling: np.ndarray, centres_mm: np.ndarray, shap
     gy = (np.arange(ny) + 0.5) * (h / px_per_mm) / ny
     points = np.stack(np.meshgrid(gx, gy), axis=-1).reshape(-1, 2)
     around = loss_around(loss, telling, centres_mm, points, cfg)
-    veil = np.clip(np.nan_to_num(around, nan=0.0), 0.0, cfg.veil_max).reshape(ny, nx).astype(np.float32)
+    around = np.nan_to_num(around, nan=0.0)
+    veil = np.where(around >= cfg.veil_floor, np.minimum(around, cfg.veil_max), 0.0).reshape(ny, nx).astype(np.float32)
     veil = cv2.GaussianBlur(veil, (3, 3), 0)
     return cv2.resize(veil, (w, h), interpolation=cv2.INTER_LINEAR)
 

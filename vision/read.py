@@ -32,7 +32,7 @@ from vision.decide import Decision, decide_tracks
 from vision.decide.doubt import doubt_warnings
 from vision.evidence.change import AgainstCalibration, CalibrationMatch, change_loglik, check_calibration, isolated_cars
 from vision.evidence.colour import ColourModel
-from vision.evidence.net import load_car_colour, load_classifier, load_occupancy
+from vision.evidence.net import Remembered, load_car_colour, load_classifier, load_occupancy
 from vision.fuse import SpaceEvidence, fuse, space_probs
 from vision.image_io import load_photo, read_header
 from vision.light import LitBoard, light_board, print_contrast_loss, print_glare, take_off_veil, veil_map
@@ -193,7 +193,11 @@ class Reader:
         t_start = time.perf_counter() if t_start is None else t_start
         s = self.settings
         lit = light_board(view.flattened, self.quads_mm, s.px_per_mm, s.light)
-        samples, first, evidence = self._evidence(lit, view)
+        veiled = view.flash_fired and s.light.flash_veil
+        # A flash photo may be read twice, its second reading differing only under the veil.
+        nets = tuple(None if n is None else Remembered(n) for n in (self.net, self.occupancy, self.car_colour)
+                     ) if veiled else None
+        samples, first, evidence = self._evidence(lit, view, nets=nets)
         doubt = self.doubt_settings(view.flash_fired)
         match, against = None, None
         if self.calibration is not None:
@@ -204,9 +208,9 @@ class Reader:
                 lit = against.lit
                 samples, first, evidence = self._evidence(lit, view, against)
         decision, tracks = self.decide_evidence(evidence, doubt)
-        if view.flash_fired and s.light.flash_veil and against is None:
+        if veiled and against is None:
             lit, samples, first, evidence, decision, tracks = self._veil_off(lit, view, samples, first, evidence,
-                                                                             decision, tracks, doubt)
+                                                                             decision, tracks, doubt, nets)
         set_aside = match.warning() if match is not None else None
         warnings: list[str | Notice] = list(view.warnings) + ([set_aside] if set_aside else [])
         warnings += doubt_warnings(tracks, doubt)
@@ -216,7 +220,7 @@ class Reader:
         return ReadingTrace(view, lit, samples, first, evidence, decision, tracks, reading, match)
 
     def _veil_off(self, lit: LitBoard, view: BoardView, samples: SpaceSamples, first, evidence: SpaceEvidence,
-                  decision: Decision, tracks: list[TrackReading], doubt: DoubtSettings):
+                  decision: Decision, tracks: list[TrackReading], doubt: DoubtSettings, nets: tuple | None = None):
         """A flash photo read again with the veil its print shows taken off (`LightSettings.flash_veil`;
         a calibration's view is not). A track doubtful as first read stays so, and one read otherwise
         now is doubtful: the stretched contrast is surer where the glare was, not everywhere."""
@@ -227,7 +231,7 @@ class Reader:
         if not np.any(veil > 0):
             return lit, samples, first, evidence, decision, tracks
         lit = take_off_veil(lit, veil, s)
-        samples, first, evidence = self._evidence(lit, view)
+        samples, first, evidence = self._evidence(lit, view, nets=nets)
         decision, again = self.decide_evidence(evidence, doubt)
         before = {t.track_id: t for t in tracks}
         marked = []
@@ -248,23 +252,25 @@ class Reader:
         return per_track.argmax(axis=1)[self.track_ids] == 0
 
     # -- the stages between light and decide ------------------------------------------------------
-    def _evidence(self, lit: LitBoard, view: BoardView, against: AgainstCalibration | None = None
-                  ) -> tuple[SpaceSamples, np.ndarray | None, SpaceEvidence]:
+    def _evidence(self, lit: LitBoard, view: BoardView, against: AgainstCalibration | None = None,
+                  nets: tuple | None = None) -> tuple[SpaceSamples, np.ndarray | None, SpaceEvidence]:
         """sample -> evidence (net, change, colour) -> refine -> fuse, on one lit board (`against`:
-        a calibration's view to read it with)."""
+        a calibration's view to read it with; `nets`: the space classifier, the car-or-print check
+        and the car-colour net to ask, else the reader's)."""
         s = self.settings
+        net, occupancy, car_colour = nets if nets is not None else (self.net, self.occupancy, self.car_colour)
         samples = sample_spaces(lit, self.geometry, self.track_ids, self.index, self.quads_mm, view.camera_mm,
                                 view.seen_px_per_mm, self.net_seen_height_mm, s.sample)
-        first = self.net.predict(samples.net_patches) if self.net is not None else None
+        first = net.predict(samples.net_patches) if net is not None else None
         others = [(change_loglik(against.change, s.change), s.fuse.change)] if against is not None else []
         check = None
-        if first is not None and self.occupancy is not None and s.fuse.occupancy:
+        if first is not None and occupancy is not None and s.fuse.occupancy:
             check_patches = soften_patches(samples.net_patches, view.seen_px_per_mm, s.net.check_px_per_mm,
                                            s.px_per_mm)
-            check = (self.occupancy.loglik(self.occupancy.predict(check_patches), s.net), s.fuse.occupancy)
+            check = (occupancy.loglik(occupancy.predict(check_patches), s.net), s.fuse.occupancy)
         learn_from = None
         if first is not None and s.colour.learns_from_net:
-            teachers = [(self.net.loglik(first, s.net), s.fuse.net)]
+            teachers = [(net.loglik(first, s.net), s.fuse.net)]
             if check is not None and s.colour.learns_from_check:
                 teachers.append(check)
             learn_from = fuse(others + teachers)
@@ -273,18 +279,18 @@ class Reader:
         probs = first
         if first is not None:
             if s.refine.second_look:
-                probs = second_look(self.net, samples, probs, self.spaces, fuse(parts))
+                probs = second_look(net, samples, probs, self.spaces, fuse(parts))
             if s.refine.lanes_alone:
-                reading_ll = fuse(parts + [(self.net.loglik(probs, s.net), s.fuse.net)])
-                probs = lanes_alone(self.net, lit, samples, probs, self.spaces, reading_ll, self.geometry,
+                reading_ll = fuse(parts + [(net.loglik(probs, s.net), s.fuse.net)])
+                probs = lanes_alone(net, lit, samples, probs, self.spaces, reading_ll, self.geometry,
                                     s.colour, s.refine)
-            parts.append((self.net.loglik(probs, s.net), s.fuse.net))
+            parts.append((net.loglik(probs, s.net), s.fuse.net))
             names.append("net")
             if check is not None:
                 parts.append(check)
                 names.append("occupancy")
-            if self.car_colour is not None and s.fuse.car_colour:
-                parts.append((self._car_colour(samples.net_patches, fuse(parts)), s.fuse.car_colour))
+            if car_colour is not None and s.fuse.car_colour:
+                parts.append((self._car_colour(car_colour, samples.net_patches, fuse(parts)), s.fuse.car_colour))
                 names.append("car colour")
         ll = fuse(parts)
         glare = self.glare(lit.glare, samples.printed.lab, ll)
@@ -299,13 +305,13 @@ class Reader:
                                  glare, sources)
         return samples, first, evidence
 
-    def _car_colour(self, patches: np.ndarray, loglik: np.ndarray) -> np.ndarray:
-        """(N, 6) the car-colour net's log-likelihoods, asked only where the evidence `loglik` so far
+    def _car_colour(self, car_colour, patches: np.ndarray, loglik: np.ndarray) -> np.ndarray:
+        """(N, 6) the car-colour net's (`car_colour`) log-likelihoods, asked only where the evidence `loglik` so far
         gives a car a chance (`FuseSettings.car_colour_from`); 0, no say, elsewhere."""
         out = np.zeros_like(loglik)
         ask = np.flatnonzero(1.0 - space_probs(loglik)[:, 0] >= self.settings.fuse.car_colour_from)
         if len(ask):
-            out[ask] = self.car_colour.loglik(self.car_colour.predict(patches[ask]), self.settings.net)
+            out[ask] = car_colour.loglik(car_colour.predict(patches[ask]), self.settings.net)
         return out
 
     @staticmethod

@@ -120,3 +120,27 @@ def test_a_flash_photo_is_read_again_without_its_veil_and_what_that_changes_is_d
     assert {t.track_id for t in before.tracks if t.doubtful} <= {t.track_id for t in trace.tracks if t.doubtful}
     plain = reader.trace_view(replace(view, flash_fired=False), "no flash")
     assert np.array_equal(plain.lit.board, before.lit.board)
+
+
+def test_a_remembered_net_asks_the_net_only_of_patches_it_has_not_seen():
+    from vision.evidence.net import Remembered
+
+    class Counting:
+        asked = 0
+        config = "the net's own"
+
+        def predict(self, patches):
+            Counting.asked += len(patches)
+            return patches.reshape(len(patches), -1)[:, :3].astype(float) / 255.0
+
+    rng = np.random.default_rng(3)
+    patches = rng.integers(0, 256, (6, 4, 4, 3), dtype=np.uint8)
+    net = Remembered(Counting())
+    first = net.predict(patches)
+    changed = patches.copy()
+    changed[[1, 4]] = 255 - changed[[1, 4]]
+    again = net.predict(changed)
+    assert Counting.asked == 6 + 2
+    np.testing.assert_array_equal(again, Counting().predict(changed))
+    np.testing.assert_array_equal(first, Counting().predict(patches))
+    assert net.config == "the net's own"
