@@ -231,7 +231,8 @@ def veil_map(loss: np.ndarray, telling: np.ndarray, centres_mm: np.ndarray, shap
              px_per_mm: float, cfg: LightSettings = LightSettings()) -> np.ndarray:
     """(H, W) float32, the share of the light at each pixel of a lit board (`shape_hw`) that is a
     veil added over it: the print's lost contrast (`print_contrast_loss`) around points
-    `cfg.veil_step_mm` apart, at most `cfg.veil_max`, 0 where too few spaces tell, smoothed."""
+    `cfg.veil_step_mm` apart, at most `cfg.veil_max`, 0 under `cfg.veil_floor` or where too few
+    spaces tell, smoothed."""
     h, w = shape_hw
     nx = max(1, int(round(w / px_per_mm / cfg.veil_step_mm)))
     ny = max(1, int(round(h / px_per_mm / cfg.veil_step_mm)))
