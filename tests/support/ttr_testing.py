@@ -91,3 +91,35 @@ def start_page(game: str | None = None):
     at.run()
     assert not at.exception, at.exception
     return at
+
+
+def lab_to_bgr(lab) -> np.ndarray:
+    """OpenCV Lab colours (N, 3) as BGR floats."""
+    return cv2.cvtColor(np.clip(lab, 0, 255).astype(np.uint8)[None], cv2.COLOR_LAB2BGR)[0].astype(float)
+
+
+def bgr_to_lab(bgr) -> np.ndarray:
+    """BGR colours (N, 3) as OpenCV Lab floats."""
+    return cv2.cvtColor(np.clip(np.round(bgr), 0, 255).astype(np.uint8)[None], cv2.COLOR_BGR2LAB)[0].astype(float)
+
+
+def broad_glare_photo(seed: int = 11, spot_mm=(450.0, 330.0), radius_mm: float = 110.0):
+    """A rendered photo (1600x1200, a random position) with a flash's broad glare added in linear
+    light around `spot_mm` on the board, the phone exposing for it: (its claims, the photo BGR)."""
+    from scoring.board import load_board
+    from vision.rectify import BOARD_MM
+    from vision.synth.positions import random_position
+    from vision.synth.render import render_photo
+
+    rng = np.random.default_rng(seed)
+    claims = random_position(rng, load_board())
+    photo = render_photo(rng, claims, (1600, 1200))
+    to_photo = cv2.getPerspectiveTransform(
+        np.float32([[0, 0], [BOARD_MM[0], 0], [BOARD_MM[0], BOARD_MM[1]], [0, BOARD_MM[1]]]),
+        np.float32(photo.corners_xy))
+    h, w = photo.image_bgr.shape[:2]
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    board_pt = cv2.perspectiveTransform(np.stack([xx, yy], -1).reshape(-1, 1, 2), np.linalg.inv(to_photo))
+    r = np.linalg.norm(board_pt.reshape(h, w, 2) - np.asarray(spot_mm), axis=-1)
+    lin = 0.55 * (photo.image_bgr / 255.0) ** 2.2 + (0.5 * np.exp(-(r / radius_mm) ** 2))[..., None]
+    return claims, np.clip(lin ** (1 / 2.2) * 255, 0, 255).astype(np.uint8)

@@ -4,11 +4,11 @@ lost contrast says how far, and the board is stretched back by as much. Another 
 lamp's slope is no veil."""
 from dataclasses import replace
 
-import cv2
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from ttr_testing import bgr_to_lab, broad_glare_photo, lab_to_bgr
 
 from calibration.template import load_template
 from scoring.board import load_board
@@ -28,14 +28,6 @@ PX_PER_MM = 1.0
 SHAPE = (int(BOARD_MM[1] * PX_PER_MM), int(BOARD_MM[0] * PX_PER_MM))
 MIDDLE = CENTRES.mean(axis=0)
 EMPTY = np.ones(len(CENTRES), bool)
-
-
-def lab_to_bgr(lab: np.ndarray) -> np.ndarray:
-    return cv2.cvtColor(np.clip(lab, 0, 255).astype(np.uint8)[None], cv2.COLOR_LAB2BGR)[0].astype(float)
-
-
-def bgr_to_lab(bgr: np.ndarray) -> np.ndarray:
-    return cv2.cvtColor(np.clip(np.round(bgr), 0, 255).astype(np.uint8)[None], cv2.COLOR_BGR2LAB)[0].astype(float)
 
 
 def veiled(colour_bgr: np.ndarray, share: np.ndarray) -> np.ndarray:
@@ -89,22 +81,9 @@ def test_a_flash_photo_is_read_again_without_its_veil_and_what_that_changes_is_d
     """A broad glare added in linear light over a rendered photo, the photo's flash fired: the board
     read is the one with the veil taken off (brighter than paper nowhere it was not), and every track
     read otherwise than without taking it off is doubtful; a photo without flash is read as before."""
-    render = pytest.importorskip("vision.synth.render")
-    from vision.synth.positions import random_position
-
-    rng = np.random.default_rng(11)
-    claims = random_position(rng, BOARD)
-    photo = render.render_photo(rng, claims, (1600, 1200))
-    to_photo = cv2.getPerspectiveTransform(
-        np.float32([[0, 0], [BOARD_MM[0], 0], [BOARD_MM[0], BOARD_MM[1]], [0, BOARD_MM[1]]]),
-        np.float32(photo.corners_xy))
-    h, w = photo.image_bgr.shape[:2]
-    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
-    board_pt = cv2.perspectiveTransform(np.stack([xx, yy], -1).reshape(-1, 1, 2), np.linalg.inv(to_photo))
+    pytest.importorskip("vision.synth.render")
     spot_mm = np.array([450.0, 330.0])
-    r = np.linalg.norm(board_pt.reshape(h, w, 2) - spot_mm, axis=-1)
-    lin = 0.55 * (photo.image_bgr / 255.0) ** 2.2 + (0.5 * np.exp(-(r / 110.0) ** 2))[..., None]
-    glared = np.clip(lin ** (1 / 2.2) * 255, 0, 255).astype(np.uint8)
+    _, glared = broad_glare_photo(11, spot_mm)
 
     reader = Reader()
     without = Reader(settings=replace(reader.settings, light=replace(reader.settings.light, flash_veil=False)))

@@ -1,11 +1,13 @@
 """Glare found by the print's lost contrast (`vision.light.print_glare`): light added over part of
 the board, once the paper is evened out, brings the print there toward the paper's grey; another
 print run, or a lamp's slope, does not."""
-import cv2
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from ttr_testing import bgr_to_lab, broad_glare_photo, lab_to_bgr
 
 from calibration.template import load_template
 from scoring.board import load_board
@@ -21,14 +23,6 @@ PRINTED = np.array([BOARD.tracks[t].color for t in TRACK_IDS])
 START = Reader(use_classifier=False).printed_lab
 PAPER = 190.0  # the evened-out paper's grey (LightSettings.paper_level)
 CFG = LightSettings(print_glare_loss=0.3)
-
-
-def lab_to_bgr(lab: np.ndarray) -> np.ndarray:
-    return cv2.cvtColor(np.clip(lab, 0, 255).astype(np.uint8)[None], cv2.COLOR_LAB2BGR)[0].astype(float)
-
-
-def bgr_to_lab(bgr: np.ndarray) -> np.ndarray:
-    return cv2.cvtColor(np.clip(np.round(bgr), 0, 255).astype(np.uint8)[None], cv2.COLOR_BGR2LAB)[0].astype(float)
 
 
 def evened_out(print_bgr: np.ndarray, added: np.ndarray, gain: np.ndarray) -> np.ndarray:
@@ -84,27 +78,12 @@ def test_a_broad_glare_on_a_rendered_photo_is_found_by_the_print_and_marks_the_t
     there and not far away, the colours there are read again and the tracks under it are read
     right or doubtful, none surer than its calibration under glare allows; switched off, it is not
     found."""
-    from dataclasses import replace
-
-    render = pytest.importorskip("vision.synth.render")
+    pytest.importorskip("vision.synth.render")
     from vision.decide.doubt import glare_chance, track_contests
-    from vision.rectify import BOARD_MM
-    from vision.synth.positions import random_position
 
-    rng = np.random.default_rng(11)
-    claims = random_position(rng, BOARD)
-    photo = render.render_photo(rng, claims, (1600, 1200))
-    owners = {tid: c for c, ids in claims.items() for tid in ids}
-    to_photo = cv2.getPerspectiveTransform(
-        np.float32([[0, 0], [BOARD_MM[0], 0], [BOARD_MM[0], BOARD_MM[1]], [0, BOARD_MM[1]]]),
-        np.float32(photo.corners_xy))
-    h, w = photo.image_bgr.shape[:2]
-    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
-    board_pt = cv2.perspectiveTransform(np.stack([xx, yy], -1).reshape(-1, 1, 2), np.linalg.inv(to_photo))
     spot_mm = np.array([450.0, 330.0])
-    r = np.linalg.norm(board_pt.reshape(h, w, 2) - spot_mm, axis=-1)
-    lin = 0.55 * (photo.image_bgr / 255.0) ** 2.2 + (0.5 * np.exp(-(r / 110.0) ** 2))[..., None]
-    glared = np.clip(lin ** (1 / 2.2) * 255, 0, 255).astype(np.uint8)
+    claims, glared = broad_glare_photo(11, spot_mm)
+    owners = {tid: c for c, ids in claims.items() for tid in ids}
 
     reader = Reader()
     trace = reader.trace(glared, "broad glare")
