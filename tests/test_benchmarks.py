@@ -401,3 +401,19 @@ def test_fit_doubt_refitting_one_kind_keeps_what_the_others_were_fitted_by():
     assert said_merged("as doubt.bias: the mark", ["which lane"], "fit D") == \
         "own print, two colours, car or not: as doubt.bias: the mark | which lane: fit D"
     assert said_merged(was, ["own print", "two colours", "car or not", "which lane"], "fit E") == "fit E"
+
+
+def test_phone_look_finishes_each_photo_again_keeping_its_flash_record(tmp_path):
+    src = tmp_path / "src"
+    _run(["-c", "import sys; from app.cli import main; sys.exit(main())", "render", "--out", str(src),
+          "--count", "1", "--seed", "9701", "--world", "varied", "--light", "flash", "--size", "1600x1200"], cwd=tmp_path)
+    _run([str(ROOT / "benchmarks" / "phone_look.py"), str(src), str(tmp_path / "out"), "--look", "vivid hdr"],
+         cwd=tmp_path)
+    from vision.image_io import load_photo, read_header
+    (photo,) = sorted(src.glob("*.jpg"))
+    again = tmp_path / "out" / photo.name
+    assert read_header(str(photo)).flash_fired and read_header(str(again)).flash_fired
+    truth = json.loads((tmp_path / "out" / "gt" / f"{photo.stem}.json").read_text())
+    assert truth["look"]["kind"] == "vivid hdr" and truth["corners"] == json.loads(
+        (src / "gt" / f"{photo.stem}.json").read_text())["corners"]
+    assert np.abs(load_photo(str(again)).astype(int) - load_photo(str(photo)).astype(int)).mean() > 2
