@@ -70,6 +70,7 @@ from vision.reading import SPACE_CLASSES as CLASSES  # empty + the five player c
 from vision.rectify import camera_position, flatten
 from vision.settings import ReaderSettings
 from vision.spaces import CropGeometry, sample_spaces
+from vision.synth.phone_look import apply_look, random_look
 from vision.synth.positions import random_position
 from vision.synth.render import default_model, render_photo
 from vision.synth.world import random_world
@@ -77,11 +78,12 @@ from vision.synth.world import random_world
 READ = ReaderSettings()  # the reader's own settings: patches are cut as it cuts them
 DEFAULTS = {"count": 24, "epochs": 6, "imgsz": 64, "side_mm": 30.0, "seed": 1000, "photo_wh": (2000, 1500),
             "corner_jitter": 0.005, "batch": 64, "car_seen_height_mm": 0.0, "teachers": 6, "student_epochs": 6,
-            "student": "space_student.yaml", "varied_share": 0.4}
+            "student": "space_student.yaml", "varied_share": 0.4, "look_share": 0.0}
 TEACHER_YAML = "yolo11n-cls.yaml"  # a teacher's (and a lone net's) layers: Ultralytics' own, built from the yaml
 SMOKE = {"count": 3, "epochs": 1, "photo_wh": (1000, 750), "teachers": 2, "student_epochs": 1}
 TEACHER_SEED_STEP = 1000  # teacher k renders boards from seed + 1000 k and trains from that seed
 WORLD_PICK, WORLD_STREAM = 3, 1  # a board's world is picked from (seed, 3) and drawn from (seed, 1)
+LOOK_PICK, LOOK_STREAM = 5, 4  # a phone's look (`--look-share`): picked from (seed, 5), drawn from (seed, 4)
 MIXED_SIZES = ((640, 480), (1008, 756), (1280, 960), (1600, 1200), (1920, 1080), (2016, 1512),
                (1200, 1600), (1512, 2016))
 MIXED_WEIGHTS = np.array([1, 2, 2, 3, 2, 3, 1, 2], float)
@@ -96,7 +98,7 @@ def architecture_yaml(name: str) -> str:
 
 def render_patches(out_dir: Path, count: int, seed: int, imgsz: int, side_mm: float, photo_wh=(2000, 1500),
                    corner_jitter: float = 0.005, val_every: int = 10, log=print, wider_plastic: bool = False,
-                   car_seen_height_mm: float = 0.0, varied_share: float = 0.0) -> dict:
+                   car_seen_height_mm: float = 0.0, varied_share: float = 0.0, look_share: float = 0.0) -> dict:
     """Render boards and write their space patches as out_dir/{train,val}/<class>/*.png.
 
     Each patch is centred on its space, or with `car_seen_height_mm` > 0 where a car that high on it
@@ -132,14 +134,19 @@ def render_patches(out_dir: Path, count: int, seed: int, imgsz: int, side_mm: fl
             wh = world.phone.size_wh
         photo = render_photo(rng, claims, wh, plastic=WiderPlastic(s + 1_000_000) if wider_plastic else None,
                              world=world)
+        image = photo.image_bgr
+        # A share finished by another phone's processing (vivid colours, HDR), drawn apart from the
+        # rest, so the boards themselves are those of a run without it.
+        if np.random.default_rng([s, LOOK_PICK]).random() < look_share:
+            image = apply_look(image, random_look(np.random.default_rng([s, LOOK_STREAM])))
         owner = {tid: colour for colour, ids in claims.items() for tid in ids}
         corners = np.asarray(photo.corners_xy, dtype=float)
         diag = np.linalg.norm(corners[0] - corners[2])
         corners = corners + rng.normal(0.0, corner_jitter * diag / np.sqrt(2), size=(4, 2))
-        flat = flatten(photo.image_bgr, corners, px_per_mm=READ.px_per_mm)
+        flat = flatten(image, corners, px_per_mm=READ.px_per_mm)
         # Cut exactly as the reader cuts (vision.light.light_board, vision.spaces.sample_spaces).
         lit = light_board(flat, quads_mm, READ.px_per_mm, READ.light)
-        camera = camera_position(corners, photo.image_bgr.shape[1::-1])
+        camera = camera_position(corners, image.shape[1::-1])
         patches = sample_spaces(lit, geometry, tids, idx, quads_mm, camera, None, car_seen_height_mm, READ.sample).net_patches
         split = "val" if (i % val_every) == val_every - 1 else "train"
         for k in range(len(tids)):
@@ -234,7 +241,8 @@ def _config(p: dict, args, classes, counts, metrics: dict, seconds: dict, seeds:
         "render": {"count": p["count"], "seeds": [[s, s + p["count"] - 1] for s in seeds],
                    "photo_wh": p["photo_wh"] if p["photo_wh"] == "mixed" else list(p["photo_wh"]),
                    "corner_jitter": p["corner_jitter"],
-                   "wider_plastic": not args.renderer_plastic, "varied_share": p["varied_share"]},
+                   "wider_plastic": not args.renderer_plastic, "varied_share": p["varied_share"],
+                   "look_share": p["look_share"]},
         "epochs": p["epochs"], "batch": p["batch"], "smoke": bool(args.smoke), "device": args.device,
         "patches": counts, "metrics": metrics,
         "versions": {"ultralytics": _version("ultralytics"), "torch": _version("torch"),
@@ -437,6 +445,8 @@ def make_model(args) -> int:
     p["car_seen_height_mm"] = args.car_seen_height
     if getattr(args, "varied_share", None) is not None:
         p["varied_share"] = args.varied_share
+    if getattr(args, "look_share", None) is not None:
+        p["look_share"] = args.look_share
     if args.photo_size:
         p["photo_wh"] = args.photo_size
     out_dir = Path(args.out)
@@ -454,7 +464,7 @@ def make_model(args) -> int:
         t0 = time.time()
         c = render_patches(data_dir, p["count"], seed, p["imgsz"], p["side_mm"], p["photo_wh"], p["corner_jitter"],
                            wider_plastic=not args.renderer_plastic, car_seen_height_mm=p["car_seen_height_mm"],
-                           varied_share=p["varied_share"])
+                           varied_share=p["varied_share"], look_share=p["look_share"])
         seconds["render"] += time.time() - t0
         if real is not None:
             if k == 0:

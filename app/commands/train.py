@@ -35,6 +35,9 @@ def add_arguments(parser):
                         help="share of the boards rendered in another home's world: another copy of the board, "
                              "light, phone and cars (`ttr render --world varied`; default "
                              f"{DEFAULTS['varied_share']}); the seeds stay below the test seeds 9000-9999")
+    parser.add_argument("--look-share", type=float, metavar="F",
+                        help="share of the boards finished by another phone's processing: vivid colours, HDR "
+                             f"(vision/synth/phone_look.py; default {DEFAULTS['look_share']})")
     parser.add_argument("--smoke", action="store_true", help="a seconds-long run that checks the recipe")
     parser.add_argument("--device", default="cpu", metavar="DEV",
                         help="cpu (default, the committed model's) or a CUDA device such as 0")

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import cv2
 import numpy as np
 import pytest
 
@@ -326,3 +327,20 @@ def test_check_of_several_draws_answers_their_mean_p_car(tmp_path):
     assert np.abs(one[:, 1] - other[:, 1]).max() > 1e-3  # the draws differ, so the mean is seen
     assert np.allclose(both, (one + other) / 2, atol=1e-6)
     assert np.allclose(both.sum(axis=1), 1.0, atol=1e-6)
+
+
+def test_a_share_of_the_boards_finished_by_another_phones_look(tmp_path):
+    """`--look-share`: the same boards and labels, their pixels as another phone finishes them
+    (seed 1001's look is vivid HDR); a share of 0 is the recipe without it."""
+    from models.train import render_patches
+    kw = dict(count=1, seed=1001, imgsz=32, side_mm=30.0, photo_wh=(1000, 750), log=None)
+    dirs = {share: tmp_path / str(share) for share in (None, 0.0, 1.0)}
+    counts = {share: render_patches(d, **kw) if share is None else render_patches(d, **kw, look_share=share)
+              for share, d in dirs.items()}
+    assert counts[None] == counts[0.0] == counts[1.0]
+    files = {share: sorted(p.relative_to(d) for p in d.rglob("*.png")) for share, d in dirs.items()}
+    assert files[None] == files[0.0] == files[1.0] and files[None]
+    read = lambda share, f: cv2.imread(str(dirs[share] / f)).astype(int)  # noqa: E731
+    assert all(np.array_equal(read(None, f), read(0.0, f)) for f in files[None])
+    changed = [np.abs(read(1.0, f) - read(None, f)).mean() > 1 for f in files[None]]
+    assert np.mean(changed) > 0.5
