@@ -122,13 +122,13 @@ class Remembered:
         return getattr(self.net, name)
 
     def predict(self, patches_bgr: np.ndarray) -> np.ndarray:
+        if len(patches_bgr) == 0:
+            return self.net.predict(patches_bgr)  # nothing to remember: the net's own empty answer
         keys = [hashlib.blake2b(p.tobytes(), digest_size=16).digest() for p in patches_bgr]
         new = [i for i, k in enumerate(keys) if k not in self._answers]
         if new:
             for i, answer in zip(new, self.net.predict(np.ascontiguousarray(patches_bgr[new]))):
                 self._answers[keys[i]] = answer
-        if not keys:
-            return self.net.predict(patches_bgr)
         return np.stack([self._answers[k] for k in keys])
 
 

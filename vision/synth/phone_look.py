@@ -17,6 +17,7 @@ import cv2
 import numpy as np
 
 LOOKS = ("plain", "vivid", "hdr", "vivid hdr")
+LUMA_BGR = np.array([0.114, 0.587, 0.299], np.float32)  # Rec. 601 luma weights, in BGR order
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ def apply_look(image_bgr: np.ndarray, look: PhoneLook) -> np.ndarray:
     (colours kept: every channel scaled alike), then the vivid tone curve and saturation."""
     img = np.asarray(image_bgr, dtype=np.float32) / 255.0
     if look.detail != 1.0 or look.compress != 1.0:
-        lum = np.maximum(img @ np.array([0.114, 0.587, 0.299], np.float32), 1e-3)  # BGR weights
+        lum = np.maximum(img @ LUMA_BGR, 1e-3)
         log = np.log(lum)
         sigma = max(1.0, look.scale * max(img.shape[:2]))
         base = cv2.GaussianBlur(log, (0, 0), sigma)
@@ -69,6 +70,6 @@ def apply_look(image_bgr: np.ndarray, look: PhoneLook) -> np.ndarray:
         img = 0.5 + look.contrast * (img - 0.5)
     img = np.clip(img, 0.0, 1.0)
     if look.saturation != 1.0:
-        grey = (img @ np.array([0.114, 0.587, 0.299], np.float32))[..., None]
+        grey = (img @ LUMA_BGR)[..., None]
         img = np.clip(grey + look.saturation * (img - grey), 0.0, 1.0)
     return np.round(img * 255.0).astype(np.uint8)
