@@ -8,7 +8,8 @@ photos, `ttr render --out DIR` sets, `benchmarks/rephotograph.py` and `benchmark
 sets). Every photo is located and flattened once (CACHE keeps each `BoardView`); each variant then
 reads every board from the light stage on with its own settings (`Reader.trace_view`), so the
 locator, which no variant changes, is paid once. A variant that changes only the decision and the
-doubt (`DECIDING`) decides the shipped reader's evidence again instead of reading every board anew.
+doubt (`DECIDING`) decides the shipped reader's evidence again instead of reading every board anew
+(but a photo whose flash fired, whose doubt weighs two readings).
 
 Per variant and set: tracks right on played boards (the lanes of a double printed alike compared as
 a pair, as `eval_real.py` does), photos read exactly, tracks claimed on empty boards, wrong tracks
@@ -214,13 +215,23 @@ def decides_only(settings: ReaderSettings, shipped: ReaderSettings) -> bool:
     return all(getattr(settings, f.name) == getattr(shipped, f.name) for f in fields(shipped) if f.name not in DECIDING)
 
 
-def decide_set(reader: Reader, views, kept: list) -> list[dict]:
+def decide_set(reader: Reader, views, kept: list, checks: list = ()) -> list[dict]:
     """`read_set`'s rows for `reader`, deciding and doubting the evidence `kept` by `read_set` (one per
-    read photo of `views`, in order) by `reader`'s settings instead of reading the boards again."""
-    evidence = iter(kept)
-    return [photo_row(name, truth, None if view is None else
-                      reader.decide_evidence(next(evidence), reader.doubt_settings(view.flash_fired))[1])
-            for name, truth, view in views]
+    read photo of `views`, in order) by `reader`'s settings instead of reading the boards again. A
+    photo whose flash fired is read anew (with `checks` as `read_set` takes them): where its print
+    shows a veil it is read twice and its doubt weighs both readings (`Reader._veil_off`), which
+    its kept evidence, the second reading's, does not hold."""
+    evidence, readers, rows = iter(kept), {}, []
+    for name, truth, view in views:
+        tracks = None
+        if view is not None:
+            kept_evidence = next(evidence)
+            if view.flash_fired and reader.settings.light.flash_veil:
+                tracks = reader_for(reader, name, checks, readers).trace_view(view, name).tracks
+            else:
+                tracks = reader.decide_evidence(kept_evidence, reader.doubt_settings(view.flash_fired))[1]
+        rows.append(photo_row(name, truth, tracks))
+    return rows
 
 
 def summary(rows: list[dict]) -> dict:
@@ -278,7 +289,7 @@ def main(argv=None) -> int:
         what, settings, net = every[name]
         reader = Reader(use_classifier=net, settings=settings, model_path=args.model)
         if name != "shipped" and net and decides_only(settings, every["shipped"][1]):
-            results[name] = {k: decide_set(reader, views, kept[k]) for k, views in sets.items()}
+            results[name] = {k: decide_set(reader, views, kept[k], checks) for k, views in sets.items()}
         else:
             results[name] = {k: read_set(reader, views, checks, kept[k] if name == "shipped" else None)
                              for k, views in sets.items()}
