@@ -64,6 +64,8 @@ def variants() -> dict[str, tuple[str, ReaderSettings, bool]]:
                                 r(colour=replace(s.colour, learns_from_net=False)), True),
         "colours learn without the check": ("the car-or-print check in the colours' adaptation",
                                             r(colour=replace(s.colour, learns_from_check=False)), True),
+        "colours first learn by themselves": ("the colours' first round told print from cars by the nets alone",
+                                              r(colour=replace(s.colour, first_from_others=False)), True),
         "no print gloss": ("print (and cars) mixed with the light's white", r(colour=replace(s.colour, max_glare=0.0)),
                            True),
         "no partial cover": ("a car covering part of its space",

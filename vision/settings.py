@@ -125,6 +125,11 @@ class ColourSettings:
     glare_penalty: float = 1.0
     learns_from_net: bool = True  # the net's first look joins in saying which spaces show print
     learns_from_check: bool = True  # ... and so does the car-or-print check (made for that question)
+    # The first round's say of which spaces show print and which cars from that other evidence
+    # alone: the photo's own colours are learnt first from what the nets call print and cars, not
+    # from the generic colours, which another copy's print or a phone's tone mapping can bring
+    # nearer the generic car than the generic print (docs/ablation.md).
+    first_from_others: bool = True
     # Generic colours: cars are saturated moulded plastic (never measured from a photo); print is
     # the board's inks. The photo adapts both (`rounds`).
     car_lab: tuple = (("red", (106.0, 165.0, 158.0)), ("blue", (83.0, 130.0, 93.0)),

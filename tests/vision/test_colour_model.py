@@ -1,5 +1,7 @@
 """Colour evidence per space (vision.evidence.colour.ColourModel): empty print, cars, a car covering part of
 its space, and a shadow that is not a car."""
+from dataclasses import replace
+
 import numpy as np
 
 from vision.evidence.colour import ColourModel, EmptyReference
@@ -110,3 +112,29 @@ def test_the_print_is_learned_from_the_spaces_all_the_evidence_calls_print():
     joined = car_margin(ColourModel().loglik(labs, ["blue"] * len(labs), tracks, other_ll=other))
     assert (alone[1:] < 0).all() and alone[0] < 0
     assert (joined[1:] > 5).all() and joined[0] < -5
+
+
+def test_the_first_round_learns_the_print_from_what_the_other_evidence_calls_print():
+    """The same blue tracks with the other evidence sure only of the empty track, undecided between
+    cars and print on the others. Where the first round's say of print and cars comes from the
+    colours and the other evidence together, the generic colours lead it: the cars' dark blue is
+    nearer the generic print than the photo's own print is, so the print is learnt from the cars
+    and they read as print. Where it comes from the other evidence alone (`first_from_others`),
+    the print is learnt from the empty track first and the cars read as cars."""
+    printed, cars = np.array([99.0, 145.0, 71.0]), np.array([86.0, 128.0, 94.0])
+    lengths = [4, 6, 6, 6, 6]
+    tracks = np.repeat(np.arange(5), lengths)
+    labs = np.where((tracks == 0)[:, None], printed, cars)
+    other = np.zeros((len(labs), 6))
+    other[tracks == 0] = np.log([0.95] + [0.01] * 5)
+    other[tracks > 0] = np.log([0.5] + [0.5] * 5)  # each car colour as likely as the print
+    blue = SPACE_CLASSES.index("blue")
+
+    def car_margin(cfg):  # per track, blue cars against empty
+        ll = ColourModel(cfg).loglik(labs, ["blue"] * len(labs), tracks, other_ll=other)
+        return np.array([ll[tracks == k, blue].sum() - ll[tracks == k, 0].sum() for k in range(5)])
+
+    together = car_margin(replace(ColourSettings(), first_from_others=False))
+    first_from_others = car_margin(replace(ColourSettings(), first_from_others=True))
+    assert (together[1:] < 0).all()
+    assert (first_from_others[1:] > 2).all() and first_from_others[0] < -5

@@ -57,7 +57,8 @@ class ColourModel:
         (N, 6), the other evidence on each space (the net's first look, a calibration's change),
         joins the colours in saying which spaces show print and which cars when the photo's colours
         are learned (it is not part of the result): the colours alone, on a track of cars on print
-        of their own colour, learn the print from the cars.
+        of their own colour, learn the print from the cars. With `first_from_others` it alone says
+        so in the first round (the colours there are still the generic ones).
         """
         cfg = self.cfg
         white = np.array(cfg.white_lab)
@@ -113,7 +114,13 @@ class ColourModel:
             ll = np.maximum(ll, ll.max(axis=1, keepdims=True) + cfg.floor)
             # Track-level responsibilities: a track is one hypothesis for all its spaces.
             tsum = np.zeros((len(uniq), len(SPACE_CLASSES)))
-            np.add.at(tsum, inv, ll if other_ll is None else ll + other_ll)
+            if other_ll is None:
+                said = ll
+            elif _ == 0 and cfg.first_from_others and cfg.rounds > 0:
+                said = other_ll  # the first round: the colours are not yet the photo's own
+            else:
+                said = ll + other_ll
+            np.add.at(tsum, inv, said)
             tsum /= cfg.track_temperature
             tpost = np.exp(tsum - tsum.max(axis=1, keepdims=True))
             tpost /= tpost.sum(axis=1, keepdims=True)
