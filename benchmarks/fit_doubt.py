@@ -20,6 +20,9 @@ crowded: cars laid between a double's lanes, the contest's own trouble; without 
 hold no such misread and the fit says none can happen), and on the flash renders:
     python3 benchmarks/fit_doubt.py --fit F7100 F7150 F7200 F7250 F7400 F7600 F7650 F7700 --kinds "which lane"
     python3 benchmarks/fit_doubt.py --flash --fit F7800 F7850 F7875 --kinds "which lane"
+The usual photos' standard on a photo hard to read as a whole (DoubtSettings.hard_below) came
+last, the rest kept as shipped (`--hard-only`):
+    python3 benchmarks/fit_doubt.py --fit F7100 F7150 F7200 F7250 F7400 F7600 F7700 --hard-only
 The calibration under glare (DoubtSettings.glare_bias and glare_slope, `--kinds "under glare"`)
 likewise, on the usual renders and on the flash renders:
     python3 benchmarks/fit_doubt.py --fit F7100 F7150 F7200 F7250 F7400 F7600 F7700 --kinds "under glare"
@@ -49,8 +52,7 @@ mark, DoubtSettings.below: the highest standard (in hundredths) that marks at mo
 DOUBT_BUDGET tracks a played photo of the fitting set (of `--budget-on`, when given); then the
 mark on a photo hard to read as a whole (DoubtSettings.hard_photo doubtful tracks or more),
 DoubtSettings.hard_below: the highest standard (in thousandths) that adds at most
-HARD_PHOTO_BUDGET checks a played photo of that set (with --flash, or --hard for the usual
-photos, which do not ship it). Before the
+HARD_PHOTO_BUDGET checks a played photo of that set (with --flash, --hard or --hard-only). Before the
 mark, DoubtSettings.glare_bias and glare_slope: the same regression on the tracks under glare
 (vision.decide.doubt.under_glare), whatever their contest. Fit on renders only: the
 real photos are the check, and a check the model learnt from says nothing.
@@ -232,12 +234,17 @@ def logistic(x: np.ndarray, y: np.ndarray, ridge: float = 1e-2,
 
 def fit(rows: dict, cfg: DoubtSettings = DoubtSettings(), budget_rows: dict | None = None,
         budget: float = DOUBT_BUDGET, hard: bool = True, kinds: list[int] | None = None,
-        glare: bool = False) -> DoubtSettings:
+        glare: bool = False, hard_only: bool = False) -> DoubtSettings:
     """DoubtSettings with the doubt fitted on `rows` (see the module doc); the mark's standard held
     to `budget` doubtful tracks a played photo of `budget_rows` (default: `rows`), and with `hard`
     the standard of a photo hard to read as a whole (else `cfg`'s is kept). `kinds` (contest kinds,
     DOUBT_KINDS indices): only their calibration is fitted (and with `glare` the calibration under
-    glare), everything else kept as `cfg` has it."""
+    glare), everything else kept as `cfg` has it. `hard_only`: only the standard of a photo hard to
+    read as a whole, with `cfg`'s calibration and mark."""
+    b_rows = rows if budget_rows is None else budget_rows
+    n_played = max(len(set(b_rows["photo"][b_rows["played"]])), 1)
+    if hard_only:
+        return hard_standard(b_rows, cfg, n_played)
     m = per_space(rows, cfg)
     weight = rows.get("weight")
     bias, slope = list(cfg.bias), list(cfg.slope)
@@ -259,21 +266,23 @@ def fit(rows: dict, cfg: DoubtSettings = DoubtSettings(), budget_rows: dict | No
         return cfg
     # The mark: the surest standard (highest `below`, in hundredths) that asks a player to
     # check at most `budget` tracks a played photo of the budget set.
-    b_rows = rows if budget_rows is None else budget_rows
     conf = 1.0 - p_wrong_of(b_rows, cfg)
-    n_played = max(len(set(b_rows["photo"][b_rows["played"]])), 1)
     below = 0.5
     for b in np.arange(0.50, 0.995, 0.01):
         if np.sum((conf < b) & b_rows["played"]) / n_played <= budget:
             below = round(float(b), 2)
     cfg = replace(cfg, below=below)
-    if not hard:
-        return cfg
-    # On a photo hard to read as a whole: the surest standard (in thousandths, at least the mark)
-    # that adds at most HARD_PHOTO_BUDGET checks a played photo of the budget set.
-    hard_below = below
-    for b in np.arange(below, 0.9995, 0.001):
-        added = marked(b_rows, replace(cfg, hard_below=float(b)), conf) & (conf >= below) & b_rows["played"]
+    return hard_standard(b_rows, cfg, n_played) if hard else cfg
+
+
+def hard_standard(b_rows: dict, cfg: DoubtSettings, n_played: int) -> DoubtSettings:
+    """`cfg` with the standard of a photo hard to read as a whole (`hard_below`): the surest (in
+    thousandths, at least the mark) that adds at most HARD_PHOTO_BUDGET checks a played photo of
+    `b_rows`."""
+    conf = 1.0 - p_wrong_of(b_rows, cfg)
+    hard_below = cfg.below
+    for b in np.arange(cfg.below, 0.9995, 0.001):
+        added = marked(b_rows, replace(cfg, hard_below=float(b)), conf) & (conf >= cfg.below) & b_rows["played"]
         if added.sum() / n_played <= HARD_PHOTO_BUDGET:
             hard_below = round(float(b), 3)
     return replace(cfg, hard_below=hard_below)
@@ -414,6 +423,9 @@ def main(argv=None) -> int:
                     help="fit the standard of photos whose flash fired (doubt_flash; FLASH_DOUBT_BUDGET)")
     ap.add_argument("--hard", action="store_true",
                     help="also fit the usual photos' standard on a photo hard to read (not shipped: docs/ablation.md)")
+    ap.add_argument("--hard-only", action="store_true",
+                    help="fit only the usual photos' standard on a photo hard to read (hard_below), keeping the "
+                         "shipped calibration and mark (with --flash: the flash photos')")
     ap.add_argument("--glare", action="store_true",
                     help="fit only LightSettings.print_glare_loss (PRINT_GLARE_BUDGET), with the shipped doubt")
     ap.add_argument("--kinds", nargs="+", choices=DOUBT_KINDS + (UNDER_GLARE,), metavar="KIND",
@@ -479,7 +491,8 @@ def main(argv=None) -> int:
         budget_rows = track_rows([p for d in args.budget_on for p in cached[d]], reader, shipped)
     kinds = None if not args.kinds else [DOUBT_KINDS.index(k) for k in args.kinds if k in DOUBT_KINDS]
     fitted = fit(fit_rows, shipped, budget_rows, FLASH_DOUBT_BUDGET if args.flash else DOUBT_BUDGET,
-                 hard=args.flash or args.hard, kinds=kinds, glare=UNDER_GLARE in (args.kinds or ()))
+                 hard=args.flash or args.hard, kinds=kinds, glare=UNDER_GLARE in (args.kinds or ()),
+                 hard_only=args.hard_only)
     g = fit_rows["glared"]
     print(f"fitted on {len(set(fit_rows['photo']))} photos, {len(fit_rows['wrong'])} tracks, "
           f"{fit_rows['wrong'].sum()} wrong: bias={fitted.bias} slope={fitted.slope} "
@@ -514,6 +527,11 @@ def main(argv=None) -> int:
                     write_fitted({name: getattr(fitted, name.split(".")[1])},
                                  by=said_merged(was[name]["by"], named, by),
                                  data=said_merged(was[name]["data"], named, data))
+            return 0
+        if args.hard_only:
+            write_fitted({f"{prefix}.hard_below": fitted.hard_below}, by=by,
+                         data=f"{data}, with the shipped calibration and mark: the surest standard that adds at most "
+                              f"{HARD_PHOTO_BUDGET:g} check a played photo")
             return 0
         values = {f"{prefix}.bias": fitted.bias, f"{prefix}.slope": fitted.slope, f"{prefix}.below": fitted.below,
                   f"{prefix}.glare_bias": fitted.glare_bias, f"{prefix}.glare_slope": fitted.glare_slope}

@@ -49,6 +49,17 @@ def test_fit_doubt_fits_and_checks_on_renders(renders, tmp_path):
     assert len(list((tmp_path / "cache").rglob("*.npz"))) >= 2  # each read photo's evidence kept
 
 
+def test_fit_doubt_hard_only_keeps_the_calibration_and_the_mark(renders, tmp_path):
+    r = _run([str(ROOT / "benchmarks" / "fit_doubt.py"), "--fit", str(renders), "--hard-only",
+              "--cache", str(tmp_path / "cache")], cwd=tmp_path)
+    fitted = re.search(r"^fitted on .*?(bias=.*? below=\S+) hard_below=(\S+)", r.stdout, re.M)
+    shipped = re.search(r"^shipped: (bias=.*? below=\S+) hard_below=", r.stdout, re.M)
+    assert fitted and shipped, r.stdout[:2000]
+    assert fitted.group(1) == shipped.group(1)  # only the hard photo's standard is fitted
+    below = float(fitted.group(1).rsplit("=", 1)[1])
+    assert below <= float(fitted.group(2)) <= 0.999
+
+
 def test_fit_calibration_gate_fits_a_threshold_on_a_rendered_board(tmp_path):
     rows = tmp_path / "rows.jsonl"
     r = _run([str(ROOT / "benchmarks" / "fit_calibration_gate.py"), "--boards", "1", "--played", "1",

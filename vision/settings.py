@@ -254,12 +254,11 @@ class DoubtSettings:
     # 1,000 (`vision.synth.positions`, 3,000 positions), the development games' in none.
     own_print_most: float = 0.5
     # A photo with this many doubtful tracks (a fifth of the board) is hard to read as a whole: its
-    # other tracks are doubtful too under `hard_below` (vision.decide.doubt.hard_photo_marks). Fitted
-    # for photos whose flash fired (doubt_flash) only: on the usual photos of the check sets the
-    # fitted standard marked no wrong track more (docs/ablation.md), so there it is 0 (none). The
-    # reading's warning says the photo is hard to read at this count on any photo.
+    # other tracks are doubtful too under `hard_below` (vision.decide.doubt.hard_photo_marks), fitted
+    # on renders (the flash photos' on renders under a flash). The reading's warning says the photo
+    # is hard to read at this count on any photo.
     hard_photo: int = 20
-    hard_below: float = 0.0
+    hard_below: float = fitted("doubt.hard_below")
     named: int = 6  # doubtful tracks named in the reading's warning (the rest counted)
 
 

@@ -98,7 +98,7 @@ def hard_photo_marks(confidence: np.ndarray, doubtful: np.ndarray,
     or camera that fools one track fools others), so on a photo with many doubtful tracks even the
     surer ones are less sure than the calibration says: of the flash renders the doubt is fitted
     on, 10 of 68 played photos hold 6 of the 16 wrong tracks left unmarked (of the usual renders, 6
-    of 177 hold 7 of 10, but there the check sets gained nothing: `DoubtSettings.hard_below`)."""
+    of 177 hold 7 of 10; a phone's HDR makes more such photos: docs/ablation.md)."""
     confidence, doubtful = np.asarray(confidence, float), np.asarray(doubtful, bool)
     if int(doubtful.sum()) < cfg.hard_photo:
         return np.zeros(len(doubtful), bool)
