@@ -422,7 +422,8 @@ def main(argv=None) -> int:
     ap.add_argument("--flash", action="store_true",
                     help="fit the standard of photos whose flash fired (doubt_flash; FLASH_DOUBT_BUDGET)")
     ap.add_argument("--hard", action="store_true",
-                    help="also fit the usual photos' standard on a photo hard to read (not shipped: docs/ablation.md)")
+                    help="also fit the standard on a photo hard to read with the calibration (the usual photos' "
+                         "shipped one came from --hard-only)")
     ap.add_argument("--hard-only", action="store_true",
                     help="fit only the usual photos' standard on a photo hard to read (hard_below), keeping the "
                          "shipped calibration and mark (with --flash: the flash photos')")
