@@ -29,7 +29,10 @@ from scoring.rules import PLAYER_COLORS, VARIANTS
 
 BOARD = load_board()
 CITIES = sorted(BOARD.cities)
-FAST = settings(max_examples=60, deadline=2000, suppress_health_check=[HealthCheck.too_slow])
+# No deadline, and a hang's bound rather than a speed's: a check of a random file that ends past
+# HANG has blown up on it; one that ends in 1.5 s on a busy machine has not.
+HANG = 10.0
+FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 words = st.one_of(st.sampled_from(CITIES + list(GAME_KEYS) + list(PLAYER_KEYS) + list(PLAYER_COLORS) + list(VARIANTS)),
                   st.text(max_size=12), st.integers(41, 100_000).map(lambda n: "Denvr"[n % 5] * n))
@@ -42,7 +45,7 @@ json_like = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_si
 def _one_line_problems(data) -> list[str]:
     t0 = time.perf_counter()
     problems = check_game(data, BOARD)
-    assert time.perf_counter() - t0 < 1.0
+    assert time.perf_counter() - t0 < HANG
     assert isinstance(problems, list) and all(isinstance(p, str) and p and "\n" not in p for p in problems)
     return problems
 
