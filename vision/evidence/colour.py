@@ -85,7 +85,7 @@ class ColourModel:
         tids = np.asarray(track_ids)
         uniq, inv = np.unique(tids, return_inverse=True)
         glared = np.zeros(n, bool) if glare is None else np.asarray(glare, bool)
-        for _ in range(cfg.rounds + 1):
+        for round_ in range(cfg.rounds + 1):
             empty = empty0 + shift_e[pidx]
             ll = np.empty((n, len(SPACE_CLASSES)))
             # Empty: the print, or the print mixed with the light's white (glare), nearest point.
@@ -112,11 +112,13 @@ class ColourModel:
             t = np.take_along_axis(t, best[:, None, :], axis=1)[:, 0]
             lab_best = np.take_along_axis(lab_k, best[..., None], axis=1)  # (n, 5, 3)
             ll = np.maximum(ll, ll.max(axis=1, keepdims=True) + cfg.floor)
+            if round_ == cfg.rounds:
+                break  # the colours as learnt: nothing more to learn from them
             # Track-level responsibilities: a track is one hypothesis for all its spaces.
             tsum = np.zeros((len(uniq), len(SPACE_CLASSES)))
             if other_ll is None:
                 said = ll
-            elif _ == 0 and cfg.first_from_others and cfg.rounds > 0:
+            elif round_ == 0 and cfg.first_from_others:
                 said = other_ll  # the first round: the colours are not yet the photo's own
             else:
                 said = ll + other_ll
@@ -125,8 +127,6 @@ class ColourModel:
             tpost = np.exp(tsum - tsum.max(axis=1, keepdims=True))
             tpost /= tpost.sum(axis=1, keepdims=True)
             resp = tpost[inv]  # (n, 6)
-            if _ == cfg.rounds:
-                break
             # M-step with a prior: pseudo-count `prior_weight` at the start value.
             w = resp[:, 0] * ~glared
             for k in range(len(pnames)):
