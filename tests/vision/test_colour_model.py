@@ -90,26 +90,34 @@ def test_under_glare_a_car_may_be_washed_with_white_and_the_space_says_nothing_o
     assert not np.allclose(plain[5:], alone)  # without word of glare, the glared print moves them
 
 
+# Blue cars on four blue tracks and one blue track empty, the colours measured on the bundled example.
+BLUE_TRACKS = np.repeat(np.arange(5), [4, 6, 6, 6, 6])
+BLUE_LABS = np.where((BLUE_TRACKS == 0)[:, None], np.array([99.0, 145.0, 71.0]), np.array([86.0, 128.0, 94.0]))
+
+
+def blue_other(on_empty: list[float], on_cars: list[float]) -> np.ndarray:
+    """The other evidence's log-likelihoods: `on_empty` on the empty track, `on_cars` on the others."""
+    other = np.zeros((len(BLUE_LABS), 6))
+    other[BLUE_TRACKS == 0] = np.log(on_empty)
+    other[BLUE_TRACKS > 0] = np.log(on_cars)
+    return other
+
+
+def blue_car_margin(cfg: ColourSettings = ColourSettings(), other: np.ndarray | None = None) -> np.ndarray:
+    """Per track, the colours' blue cars against empty."""
+    ll = ColourModel(cfg).loglik(BLUE_LABS, ["blue"] * len(BLUE_LABS), BLUE_TRACKS, other_ll=other)
+    blue = SPACE_CLASSES.index("blue")
+    return np.array([ll[BLUE_TRACKS == k, blue].sum() - ll[BLUE_TRACKS == k, 0].sum() for k in range(5)])
+
+
 def test_the_print_is_learned_from_the_spaces_all_the_evidence_calls_print():
     """Blue cars on four blue tracks and one blue track empty (the colours measured on the bundled
     example): from the colours alone, the photo's blue print is learned mostly from the cars, and
     the cars read as print. With the other evidence (a net fairly sure of cars there, sure the
     fifth is empty) joining in which spaces show print, the print is learned from the empty track
     and the cars read as cars, by the colours themselves."""
-    printed, cars = np.array([99.0, 145.0, 71.0]), np.array([86.0, 128.0, 94.0])
-    lengths = [4, 6, 6, 6, 6]
-    tracks = np.repeat(np.arange(5), lengths)
-    labs = np.where((tracks == 0)[:, None], printed, cars)
-    other = np.zeros((len(labs), 6))
-    other[tracks == 0] = np.log([0.95] + [0.05] * 5)
-    other[tracks > 0] = np.log([0.3] + [0.7] * 5)
-    blue = SPACE_CLASSES.index("blue")
-
-    def car_margin(ll):  # per track, blue cars against empty
-        return np.array([ll[tracks == k, blue].sum() - ll[tracks == k, 0].sum() for k in range(5)])
-
-    alone = car_margin(ColourModel().loglik(labs, ["blue"] * len(labs), tracks))
-    joined = car_margin(ColourModel().loglik(labs, ["blue"] * len(labs), tracks, other_ll=other))
+    alone = blue_car_margin()
+    joined = blue_car_margin(other=blue_other([0.95] + [0.05] * 5, [0.3] + [0.7] * 5))
     assert (alone[1:] < 0).all() and alone[0] < 0
     assert (joined[1:] > 5).all() and joined[0] < -5
 
@@ -121,20 +129,8 @@ def test_the_first_round_learns_the_print_from_what_the_other_evidence_calls_pri
     nearer the generic print than the photo's own print is, so the print is learnt from the cars
     and they read as print. Where it comes from the other evidence alone (`first_from_others`),
     the print is learnt from the empty track first and the cars read as cars."""
-    printed, cars = np.array([99.0, 145.0, 71.0]), np.array([86.0, 128.0, 94.0])
-    lengths = [4, 6, 6, 6, 6]
-    tracks = np.repeat(np.arange(5), lengths)
-    labs = np.where((tracks == 0)[:, None], printed, cars)
-    other = np.zeros((len(labs), 6))
-    other[tracks == 0] = np.log([0.95] + [0.01] * 5)
-    other[tracks > 0] = np.log([0.5] + [0.5] * 5)  # each car colour as likely as the print
-    blue = SPACE_CLASSES.index("blue")
-
-    def car_margin(cfg):  # per track, blue cars against empty
-        ll = ColourModel(cfg).loglik(labs, ["blue"] * len(labs), tracks, other_ll=other)
-        return np.array([ll[tracks == k, blue].sum() - ll[tracks == k, 0].sum() for k in range(5)])
-
-    together = car_margin(replace(ColourSettings(), first_from_others=False))
-    first_from_others = car_margin(replace(ColourSettings(), first_from_others=True))
+    other = blue_other([0.95] + [0.01] * 5, [0.5] + [0.5] * 5)  # each car colour as likely as the print
+    together = blue_car_margin(replace(ColourSettings(), first_from_others=False), other)
+    first_from_others = blue_car_margin(replace(ColourSettings(), first_from_others=True), other)
     assert (together[1:] < 0).all()
     assert (first_from_others[1:] > 2).all() and first_from_others[0] < -5
