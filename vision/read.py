@@ -41,7 +41,7 @@ from vision.quality import MSG_FLASH, photo_warnings
 from vision.reading import PLAYER_COLORS, BoardLocation, Notice, Reading, TrackReading
 from vision.rectify import camera_position, flatten, photo_px_per_mm
 from vision.refine import BoardSpaces, lanes_alone, second_look
-from vision.settings import DoubtSettings, LightSettings, ReaderSettings, load_settings
+from vision.settings import DoubtSettings, FuseSettings, LightSettings, ReaderSettings, load_settings
 from vision.spaces import CropGeometry, SpaceSamples, sample_spaces, soften_patches
 
 DECODE_SIDE = 2000  # px of photo the reader needs: the board is flattened to ~1600 px wide
@@ -258,39 +258,41 @@ class Reader:
         a calibration's view to read it with; `nets`: the space classifier, the car-or-print check
         and the car-colour net to ask, else the reader's)."""
         s = self.settings
+        weights = self.fuse_settings(view.flash_fired)
         net, occupancy, car_colour = nets if nets is not None else (self.net, self.occupancy, self.car_colour)
         samples = sample_spaces(lit, self.geometry, self.track_ids, self.index, self.quads_mm, view.camera_mm,
                                 view.seen_px_per_mm, self.net_seen_height_mm, s.sample)
         first = net.predict(samples.net_patches) if net is not None else None
-        others = [(change_loglik(against.change, s.change), s.fuse.change)] if against is not None else []
+        others = [(change_loglik(against.change, s.change), weights.change)] if against is not None else []
         check = None
-        if first is not None and occupancy is not None and s.fuse.occupancy:
+        if first is not None and occupancy is not None and weights.occupancy:
             check_patches = soften_patches(samples.net_patches, view.seen_px_per_mm, s.net.check_px_per_mm,
                                            s.px_per_mm)
-            check = (occupancy.loglik(occupancy.predict(check_patches), s.net), s.fuse.occupancy)
+            check = (occupancy.loglik(occupancy.predict(check_patches), s.net), weights.occupancy)
         learn_from = None
         if first is not None and s.colour.learns_from_net:
-            teachers = [(net.loglik(first, s.net), s.fuse.net)]
+            teachers = [(net.loglik(first, s.net), weights.net)]
             if check is not None and s.colour.learns_from_check:
                 teachers.append(check)
             learn_from = fuse(others + teachers)
-        parts = [(self._colour(lit, samples, against, learn_from), s.fuse.colour)] + others
+        parts = [(self._colour(lit, samples, against, learn_from), weights.colour)] + others
         names = ["colour"] + (["change"] if against is not None else [])
         probs = first
         if first is not None:
             if s.refine.second_look:
                 probs = second_look(net, samples, probs, self.spaces, fuse(parts))
             if s.refine.lanes_alone:
-                reading_ll = fuse(parts + [(net.loglik(probs, s.net), s.fuse.net)])
+                reading_ll = fuse(parts + [(net.loglik(probs, s.net), weights.net)])
                 probs = lanes_alone(net, lit, samples, probs, self.spaces, reading_ll, self.geometry,
                                     s.colour, s.refine)
-            parts.append((net.loglik(probs, s.net), s.fuse.net))
+            parts.append((net.loglik(probs, s.net), weights.net))
             names.append("net")
             if check is not None:
                 parts.append(check)
                 names.append("occupancy")
-            if car_colour is not None and s.fuse.car_colour:
-                parts.append((self._car_colour(car_colour, samples.net_patches, fuse(parts)), s.fuse.car_colour))
+            if car_colour is not None and weights.car_colour:
+                asked = self._car_colour(car_colour, samples.net_patches, fuse(parts), weights.car_colour_from)
+                parts.append((asked, weights.car_colour))
                 names.append("car colour")
         ll = fuse(parts)
         glare = self.glare(lit.glare, samples.printed.lab, ll)
@@ -298,18 +300,18 @@ class Reader:
             # Glare the print shows washes the cars under it out as the paper's glare does: the
             # colours read again, letting cars there be mixed with the light's white (the net's
             # answers, refined already, kept).
-            parts[0] = (self._colour(replace(lit, glare=glare), samples, against, learn_from), s.fuse.colour)
+            parts[0] = (self._colour(replace(lit, glare=glare), samples, against, learn_from), weights.colour)
             ll = fuse(parts)
         sources = {name: ll_w * w for name, (ll_w, w) in zip(names, parts)}
         evidence = SpaceEvidence(lit.quads_px, self.track_ids, samples.printed.lab, ll, space_probs(ll), probs,
                                  glare, sources)
         return samples, first, evidence
 
-    def _car_colour(self, car_colour, patches: np.ndarray, loglik: np.ndarray) -> np.ndarray:
+    def _car_colour(self, car_colour, patches: np.ndarray, loglik: np.ndarray, ask_from: float) -> np.ndarray:
         """(N, 6) the car-colour net's (`car_colour`) log-likelihoods, asked only where the evidence `loglik` so far
-        gives a car a chance (`FuseSettings.car_colour_from`); 0, no say, elsewhere."""
+        gives a car at least the chance `ask_from` (`FuseSettings.car_colour_from`); 0, no say, elsewhere."""
         out = np.zeros_like(loglik)
-        ask = np.flatnonzero(1.0 - space_probs(loglik)[:, 0] >= self.settings.fuse.car_colour_from)
+        ask = np.flatnonzero(1.0 - space_probs(loglik)[:, 0] >= ask_from)
         if len(ask):
             out[ask] = car_colour.loglik(car_colour.predict(patches[ask]), self.settings.net)
         return out
@@ -349,6 +351,10 @@ class Reader:
             reference = against.reference
         return self.colour.loglik(samples.printed.lab_mean, self.spaces.printed, self.track_ids, reference, car_lab,
                                   isolated, lit.glare, learn_from)
+
+    def fuse_settings(self, flash_fired: bool) -> FuseSettings:
+        """The sources' weights: their own for photos whose flash fired."""
+        return self.settings.fuse_flash if flash_fired else self.settings.fuse
 
     def doubt_settings(self, flash_fired: bool) -> DoubtSettings:
         """The standard tracks are doubted by: their own for photos whose flash fired."""

@@ -295,6 +295,10 @@ class ReaderSettings:
     net: NetSettings = field(default_factory=NetSettings)
     change: ChangeSettings = field(default_factory=ChangeSettings)
     fuse: FuseSettings = field(default_factory=FuseSettings)
+    # A photo whose flash fired weighs its sources by their own weights, fitted on renders under a
+    # flash (`benchmarks/fit_fuse.py`): the flash washes out the hues the classifier and the colours
+    # lean on, less the shape the car-or-print check and the car-colour net learnt with hues turned.
+    fuse_flash: FuseSettings = field(default_factory=lambda: fitted_part(FuseSettings(), "fuse_flash"))
     refine: RefineSettings = field(default_factory=RefineSettings)
     decide: DecideSettings = field(default_factory=DecideSettings)
     doubt: DoubtSettings = field(default_factory=DoubtSettings)

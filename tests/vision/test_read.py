@@ -394,6 +394,22 @@ def test_a_photo_whose_flash_fired_is_doubted_by_the_flash_standard(tmp_path, re
         assert [t.owner for t in tracks] == [t.owner for t in reader.read_path(str(path)).tracks]
 
 
+def test_a_photo_whose_flash_fired_weighs_its_sources_by_the_flash_weights(tmp_path, reader):
+    from vision.read import Reader
+    from vision.synth.camera import with_flash_tag
+
+    photo, _ = _render(12, (1200, 900))
+    # Flash weights that silence the car-or-print check: it must go for the flash photo alone.
+    silenced = Reader(settings=replace(reader.settings, fuse_flash=replace(reader.settings.fuse_flash, occupancy=0.0)))
+    for fired in (True, False):
+        path = tmp_path / f"flash_{fired}.jpg"
+        path.write_bytes(with_flash_tag(photo.jpeg, fired))
+        evidence = silenced.trace_path(str(path)).evidence
+        assert ("occupancy" in evidence.sources) is not fired
+        if not fired:  # the usual photo is read by the usual weights, as the shipped reader reads it
+            assert np.allclose(evidence.loglik, reader.trace_path(str(path)).evidence.loglik)
+
+
 def test_a_photo_whose_flash_fired_says_so_and_one_without_does_not(tmp_path, reader):
     # Under a flash half the misreads go unmarked (docs/ablation.md): the reading says to retake it.
     import io
