@@ -91,6 +91,8 @@ def variants() -> dict[str, tuple[str, ReaderSettings, bool]]:
                                    r(light=replace(s.light, print_glare_colours=False)), True),
         "no flash veil": ("a flash photo read again with the veil its print shows taken off",
                           r(light=replace(s.light, flash_veil=False)), True),
+        "no flash weights": ("a photo whose flash fired weighing its sources by their own weights",
+                             r(fuse_flash=s.fuse), True),
         "no flash standard": ("a photo whose flash fired doubted by its own standard", r(doubt_flash=s.doubt), True),
         "no glare doubt": ("a track under glare doubted by its own calibration",
                          r(doubt=replace(s.doubt, glare_share=NEVER),

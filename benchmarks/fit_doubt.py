@@ -12,7 +12,8 @@ The shipped numbers (vision.settings.DoubtSettings, fitted in models/reader_sett
     (--write: the fitted numbers into models/reader_settings.json, with this command and its data)
 The standard of photos whose flash fired (ReaderSettings.doubt_flash, `--flash`; its mark held to
 FLASH_DOUBT_BUDGET) likewise, on renders under a flash (`ttr render --out DIR --world varied
---light flash --count 30 --seed S`, seeds 7800, then 7850 and 7875 with --empty-fraction 0.15):
+--light flash --count 30 --seed S`, seeds 7800, then 7850 and 7875 with --empty-fraction 0.15), read
+with the flash photos' own weights of the sources (fitted before it: benchmarks/fit_fuse.py):
     python3 benchmarks/fit_doubt.py --flash --fit F7800 F7850 F7875
 The calibration of one contest kind, which lane (a double's cars on one lane or the other), came
 after the others (`--kinds`, the rest kept as shipped): on the usual renders plus 7650 x30 (--hands
@@ -542,14 +543,14 @@ def main(argv=None) -> int:
     return 0
 
 
-def said_command(argv: list[str]) -> str:
-    """This script's command line as a fitted entry says it: quoted as a shell takes it, without
+def said_command(argv: list[str], script: str = "benchmarks/fit_doubt.py") -> str:
+    """A fitting script's command line as a fitted entry says it: quoted as a shell takes it, without
     where the evidence is kept (the same fit from any cache)."""
     args = list(argv)
     if "--cache" in args:
         i = args.index("--cache")
         del args[i:i + 2]
-    return "benchmarks/fit_doubt.py " + shlex.join(args)
+    return f"{script} {shlex.join(args)}"
 
 
 def said_by_kind(said: str) -> dict[str, str]:

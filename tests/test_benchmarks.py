@@ -440,3 +440,37 @@ def test_phone_look_finishes_each_photo_again_keeping_its_flash_record(tmp_path)
     assert truth["look"]["kind"] == "vivid hdr" and truth["corners"] == json.loads(
         (src / "gt" / f"{photo.stem}.json").read_text())["corners"]
     assert np.abs(load_photo(str(again)).astype(int) - load_photo(str(photo)).astype(int)).mean() > 2
+
+
+def test_fit_fuse_weighs_the_source_that_tells_the_owner_above_one_that_does_not():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from fit_fuse import as_shipped, fit_weights, log_loss, right
+
+    from vision.settings import FuseSettings
+
+    rng = np.random.default_rng(5)
+    n, owners = 3000, rng.integers(0, 6, 3000)
+    x = rng.normal(0.0, 3.0, (n, 4, 6))  # four sources, each a log-likelihood per owner
+    x[np.arange(n), 2, owners] += 4.0  # the third tells the owner; the others say nothing
+    x[np.arange(n), 3, owners] += 1.0  # the fourth a little
+    w = fit_weights(x, owners, temperature=2.0)
+    assert np.all(w >= 0) and w[2] > w[3] > max(w[0], w[1])
+    alike = np.ones(4)
+    assert log_loss(w, x, owners, 2.0) < log_loss(alike, x, owners, 2.0)
+    assert right(w, x, owners) >= right(alike, x, owners)
+    shipped = as_shipped(w, FuseSettings())
+    assert list(shipped) == ["colour", "net", "occupancy", "car_colour"]
+    assert sum(shipped.values()) == pytest.approx(4.0, abs=0.03)  # the usual photos' sum: the doubt's range
+
+
+def test_fit_fuse_fits_the_flash_weights_on_flash_renders(flash_renders, tmp_path):
+    r = _run([str(ROOT / "benchmarks" / "fit_fuse.py"), "--fit", str(flash_renders), "--check", str(flash_renders),
+              "--cache", str(tmp_path / "cache")], cwd=tmp_path)
+    fitted = re.search(r"^fitted on 1 folders, (\d+) tracks: colour=(\S+) net=(\S+) occupancy=(\S+) car_colour=(\S+)",
+                       r.stdout, re.M)
+    assert fitted, r.stdout[:2000]
+    assert int(fitted.group(1)) in (100, 200)  # both photos' flash fired; one board may be refused
+    weights = [float(v) for v in fitted.groups()[1:]]
+    assert all(v >= 0 for v in weights) and sum(weights) == pytest.approx(4.0, abs=0.03)
+    assert re.search(r"^  set: \d+ tracks, log loss \S+ alike -> \S+ fitted", r.stdout, re.M), r.stdout[:2000]
+    assert len(list((tmp_path / "cache").rglob("*.npz"))) >= 1
