@@ -28,6 +28,9 @@ def test_the_packaged_fitted_numbers_are_the_readers_defaults():
     # The flash photos' standard is a second fitted copy of the doubt, its own numbers.
     assert s.doubt_flash.bias == tuple(values["doubt_flash.bias"]) and s.doubt_flash.below == values["doubt_flash.below"]
     assert s.doubt_flash.bias != s.doubt.bias and s.doubt_flash.named == s.doubt.named
+    # So are the flash photos' weights of the sources; the usual photos' are hand-set.
+    assert s.fuse_flash.occupancy == values["fuse_flash.occupancy"] and s.fuse_flash.net == values["fuse_flash.net"]
+    assert s.fuse_flash != s.fuse and not any(name.startswith("fuse.") for name in values)
 
 
 def test_settings_written_beside_a_net_are_read_for_that_net_only(tmp_path):
