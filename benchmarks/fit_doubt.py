@@ -447,6 +447,9 @@ def main(argv=None) -> int:
     ap.add_argument("--write", action="store_true",
                     help="write the fitted numbers into models/reader_settings.json with this command and its data")
     args = ap.parse_args(argv)
+    for d in args.fit + args.check + (args.budget_on or []) + args.copies:
+        if not Path(d).is_dir():
+            ap.error(f"{d}: no such folder")
     if args.copies and (args.flash or args.glare):
         ap.error("--copies fits the usual photos' calibration: not with --flash or --glare")
     if args.folds and not args.copies:

@@ -156,6 +156,9 @@ def main(argv=None) -> int:
                     help="write the fitted weights (fuse_flash.*) into models/reader_settings.json with this command "
                          "and its data")
     args = ap.parse_args(argv)
+    for d in args.fit + args.check:
+        if not Path(d).is_dir():
+            ap.error(f"{d}: no such folder")
     shipped = ReaderSettings()
     # Read with every source counted alike: what each says, not what the shipped weights let it say.
     reader = Reader(settings=replace(shipped, fuse_flash=replace(shipped.fuse)))

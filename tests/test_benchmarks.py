@@ -474,3 +474,12 @@ def test_fit_fuse_fits_the_flash_weights_on_flash_renders(flash_renders, tmp_pat
     assert all(v >= 0 for v in weights) and sum(weights) == pytest.approx(4.0, abs=0.03)
     assert re.search(r"^  set: \d+ tracks, log loss \S+ alike -> \S+ fitted", r.stdout, re.M), r.stdout[:2000]
     assert len(list((tmp_path / "cache").rglob("*.npz"))) >= 1
+
+
+@pytest.mark.parametrize("script", ["fit_fuse.py", "fit_doubt.py"])
+def test_a_fitting_script_refuses_a_folder_that_is_not_there_in_one_line(script, tmp_path):
+    r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), "--fit", str(tmp_path / "gone"),
+                        "--cache", str(tmp_path / "cache")], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.strip().splitlines()[-1].endswith(f"{tmp_path / 'gone'}: no such folder")
+    assert not (tmp_path / "cache").exists()
