@@ -80,7 +80,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ablate import check_left_out, held_out_checks, reader_for  # noqa: E402 (this folder: the scripts' own helpers)
-from labelled import SESSIONS, labelled_photos, session_of  # noqa: E402
+from labelled import SESSIONS, labelled_photos, missing_folder, session_of  # noqa: E402
 
 from calibration.template import load_template  # noqa: E402
 from scoring.board import load_board  # noqa: E402
@@ -447,9 +447,8 @@ def main(argv=None) -> int:
     ap.add_argument("--write", action="store_true",
                     help="write the fitted numbers into models/reader_settings.json with this command and its data")
     args = ap.parse_args(argv)
-    for d in args.fit + args.check + (args.budget_on or []) + args.copies:
-        if not Path(d).is_dir():
-            ap.error(f"{d}: no such folder")
+    if (missing := missing_folder(args.fit + args.check + (args.budget_on or []) + args.copies)) is not None:
+        ap.error(f"{missing}: no such folder")
     if args.copies and (args.flash or args.glare):
         ap.error("--copies fits the usual photos' calibration: not with --flash or --glare")
     if args.folds and not args.copies:

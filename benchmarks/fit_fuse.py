@@ -40,15 +40,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from ablate import held_out_checks, reader_for  # noqa: E402
 from fit_doubt import cache_dir, said_command, truth_per_track  # noqa: E402
-from labelled import labelled_photos  # noqa: E402
+from labelled import labelled_photos, missing_folder  # noqa: E402
 
 from scoring.errors import TtrError  # noqa: E402
 from vision.read import Reader  # noqa: E402
 from vision.reading import SPACE_CLASSES  # noqa: E402
 from vision.settings import FuseSettings, ReaderSettings, write_fitted  # noqa: E402
 
-SOURCES = ("colour", "net", "occupancy", "car_colour")  # FuseSettings' fields, as `Reader` names its sources
+# FuseSettings' fields, and the names `Reader` gives their sources.
 SOURCE_NAMES = {"colour": "colour", "net": "net", "occupancy": "occupancy", "car_colour": "car colour"}
+SOURCES = tuple(SOURCE_NAMES)
 
 
 def read_one(reader: Reader, photo: Path, truth: dict) -> dict | None:
@@ -156,12 +157,11 @@ def main(argv=None) -> int:
                     help="write the fitted weights (fuse_flash.*) into models/reader_settings.json with this command "
                          "and its data")
     args = ap.parse_args(argv)
-    for d in args.fit + args.check:
-        if not Path(d).is_dir():
-            ap.error(f"{d}: no such folder")
+    if (missing := missing_folder(args.fit + args.check)) is not None:
+        ap.error(f"{missing}: no such folder")
     shipped = ReaderSettings()
     # Read with every source counted alike: what each says, not what the shipped weights let it say.
-    reader = Reader(settings=replace(shipped, fuse_flash=replace(shipped.fuse)))
+    reader = Reader(settings=replace(shipped, fuse_flash=shipped.fuse))
     temperature = shipped.decide.temperature
     checks = held_out_checks(Path(args.held_out_checks)) if args.held_out_checks else []
     data = {d: collect(Path(d), cache_dir(Path(args.cache), Path(d), checks), reader, checks)

@@ -18,6 +18,11 @@ def labelled_photos(folder: Path) -> list[tuple[Path, Path]]:
     return out
 
 
+def missing_folder(folders) -> str | None:
+    """The first of `folders` that is not a folder, for a script's one-line refusal; None if all are."""
+    return next((str(d) for d in folders if not Path(d).is_dir()), None)
+
+
 # The development set's photo sessions (../shared/real/README.md): a `_small` copy belongs to the
 # session of its photo. Measured by leaving one session out, each is a fold.
 SESSIONS = {

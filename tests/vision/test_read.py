@@ -379,16 +379,25 @@ def test_score_reads_the_photo_and_tallies_the_game_file(tmp_path):
     assert r.returncode == 2 and "Traceback" not in r.stderr and r.stderr.startswith("ttr: error:")
 
 
-def test_a_photo_whose_flash_fired_is_doubted_by_the_flash_standard(tmp_path, reader):
-    from vision.read import Reader
+def _flash_fired_and_not(tmp_path) -> list[tuple[bool, Path]]:
+    """One rendered photo written twice, its EXIF saying the flash fired and that it did not."""
     from vision.synth.camera import with_flash_tag
 
     photo, _ = _render(12, (1200, 900))
-    # A flash standard that marks every track: it must hold for the flash photo alone.
-    strict = Reader(settings=replace(reader.settings, doubt_flash=replace(reader.settings.doubt, below=1.01)))
+    out = []
     for fired in (True, False):
         path = tmp_path / f"flash_{fired}.jpg"
         path.write_bytes(with_flash_tag(photo.jpeg, fired))
+        out.append((fired, path))
+    return out
+
+
+def test_a_photo_whose_flash_fired_is_doubted_by_the_flash_standard(tmp_path, reader):
+    from vision.read import Reader
+
+    # A flash standard that marks every track: it must hold for the flash photo alone.
+    strict = Reader(settings=replace(reader.settings, doubt_flash=replace(reader.settings.doubt, below=1.01)))
+    for fired, path in _flash_fired_and_not(tmp_path):
         tracks = strict.read_path(str(path)).tracks
         assert all(t.doubtful for t in tracks) is fired
         assert [t.owner for t in tracks] == [t.owner for t in reader.read_path(str(path)).tracks]
@@ -396,14 +405,10 @@ def test_a_photo_whose_flash_fired_is_doubted_by_the_flash_standard(tmp_path, re
 
 def test_a_photo_whose_flash_fired_weighs_its_sources_by_the_flash_weights(tmp_path, reader):
     from vision.read import Reader
-    from vision.synth.camera import with_flash_tag
 
-    photo, _ = _render(12, (1200, 900))
     # Flash weights that silence the car-or-print check: it must go for the flash photo alone.
     silenced = Reader(settings=replace(reader.settings, fuse_flash=replace(reader.settings.fuse_flash, occupancy=0.0)))
-    for fired in (True, False):
-        path = tmp_path / f"flash_{fired}.jpg"
-        path.write_bytes(with_flash_tag(photo.jpeg, fired))
+    for fired, path in _flash_fired_and_not(tmp_path):
         evidence = silenced.trace_path(str(path)).evidence
         assert ("occupancy" in evidence.sources) is not fired
         if not fired:  # the usual photo is read by the usual weights, as the shipped reader reads it
