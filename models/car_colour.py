@@ -1,5 +1,6 @@
-"""The car-colour net's recipe (`ttr train --car-colour --real DIR [--leave-out STATES]`): a small net
-asked only which of the five plastic colours a car on a space shows, trained on real cars.
+"""The car-colour net's recipe (`ttr train --car-colour --real DIR [--copies COPIES] [--leave-out
+STATES]`): a small net asked only which of the five plastic colours a car on a space shows, trained
+on real cars.
 
 Why: every copy of the board is printed in its own run, but the cars are the same plastic in every
 box. The space classifier learnt the cars' colours from renders; asked about the real cars it is
@@ -14,7 +15,11 @@ never turn into cars by it.
 
 In:  as the car-or-print check (`models.occupancy.training_patches`): DIR's photos but the states
      `--leave-out` names, `paste` patches of their cars laid on their empty boards, and `count`
-     rendered boards; of them, the car patches only.
+     rendered boards; of them, the car patches only. With `--copies`, also the photos of COPIES
+     (DIR's photos re-lit by `benchmarks/relight.py`) whose flash fired, as real photos of their
+     source's state. Why: no development photo was taken with a flash, and under one the real cars
+     lose their colour to the hot spot and the warm fall-off; the re-lit copies show the same real
+     cars so (`docs/ablation.md`).
 Out: `space_car_colour.onnx` (dynamic batch; out: P(red), P(blue), P(green), P(yellow), P(black);
      its convolutions in 8-bit integers) and `space_car_colour.json` beside it.
 """
@@ -31,6 +36,7 @@ from models.occupancy import SMOKE as CHECK_SMOKE
 from models.occupancy import (
     crop_record,
     fit,
+    flash_fired,
     occupancy_net,
     quantize,
     real_record,
@@ -40,6 +46,8 @@ from models.occupancy import (
     training_patches,
     write_config,
 )
+from models.real import real_photos
+from scoring.errors import TtrError
 from scoring.rules import PLAYER_COLORS
 from vision.evidence.net import CAR_COLOUR_NAME
 
@@ -98,13 +106,28 @@ def export(net, out_onnx: Path, imgsz: int, looks: int = DEFAULTS["looks"]) -> N
     to_onnx(Looks(net).eval(), out_onnx, imgsz)
 
 
+def copies_folder(value: str | None) -> Path | None:
+    """`--copies DIR` checked: a folder of re-lit photos with their truth in gt/, some under a flash."""
+    if value is None:
+        return None
+    folder = Path(value)
+    photos = real_photos(folder) if (folder / "gt").is_dir() else []
+    if not photos:
+        raise TtrError(f"--copies {value}: not a folder with photos and their truth in gt/ "
+                       "(benchmarks/relight.py makes one)")
+    if not any(flash_fired(photo) for photo, _ in photos):
+        raise TtrError(f"--copies {value}: none of its photos says its flash fired (the net learns only those)")
+    return folder
+
+
 def make_car_colour(args) -> int:
     """The recipe, as `ttr train --car-colour` asks for it; returns the exit status."""
     p, real = recipe_setup(args, "--car-colour needs --real DIR: the net learns the real cars from it",
                            DEFAULTS, SMOKE, ("count", "epochs", "paste"))
     out_dir = Path(args.out)
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="ttr_car_colour_"))
-    data = training_patches(real, args.leave_out, p, work)
+    copies = copies_folder(args.copies)
+    data = training_patches(real, args.leave_out, p, work, copies)
     y = np.concatenate([data["y_real"], data["y_render"]])
     weight = np.concatenate([np.ones(len(data["y_real"])), np.full(len(data["y_render"]), p["render_weight"])])
     cars = y > 0
@@ -123,7 +146,8 @@ def make_car_colour(args) -> int:
         "recipe": {k: v for k, v in p.items() if k not in ("imgsz", "side_mm", "draws")},
         "patches": {"real_cars": int(cars[:len(data["y_real"])].sum()),
                     "rendered_cars": int(cars[len(data["y_real"]):].sum())},
-        "real": {**real_record(real, data["left_out"], data["kept"], data["photos"]), "paste": data["pasted"]},
+        "real": {**real_record(real, data["left_out"], data["kept"], data["photos"]), "paste": data["pasted"],
+                 "flash_copies": None if copies is None else str(copies)},
         "seconds": {k: round(v, 1) for k, v in seconds.items()},
     }
     return write_config(out_dir, CAR_COLOUR_NAME, config, args, work)

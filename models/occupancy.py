@@ -57,6 +57,7 @@ from models.real import split as real_split
 from models.train import _version, render_patches, with_pasted
 from scoring.errors import TtrError
 from vision.evidence.net import OCCUPANCY_NAME, default_model_paths, model_input
+from vision.image_io import read_header
 
 DEFAULTS = {"count": 64, "epochs": 6, "seed": 20000, "imgsz": 64, "side_mm": 30.0, "batch": 128, "width": 24,
             "render_weight": 0.5, "varied_share": 0.5, "lr": 3e-3, "looks": 1, "draws": 1, "paste": 4000}
@@ -236,10 +237,12 @@ def leave_out_states(value: str | None, states: list[str]) -> tuple[str, ...]:
     return out
 
 
-def training_patches(real: Path, leave_out: str | None, p: dict, work: Path) -> dict:
+def training_patches(real: Path, leave_out: str | None, p: dict, work: Path, copies: Path | None = None) -> dict:
     """The recipe's training patches: `p["count"]` rendered boards (kept under `work` and reused
     while their settings stay) and the patches the reader cuts from `real`'s photos but those of
-    the states `leave_out` names; with each patch's label and loss weight, and the seconds taken."""
+    the states `leave_out` names; with each patch's label and loss weight, and the seconds taken.
+    With `copies` (a folder of `real`'s photos re-lit by `benchmarks/relight.py`), its photos whose
+    flash fired count as real photos too, each of its source's state (`flash_fired`)."""
     t0 = time.time()
     renders = work / f"occupancy_renders_{p['seed']}"
     stamp = {k: p[k] for k in ("count", "seed", "imgsz", "side_mm", "varied_share")}
@@ -254,8 +257,11 @@ def training_patches(real: Path, leave_out: str | None, p: dict, work: Path) -> 
     # Cut by the reader with its packaged classifier where there is one (it tells like-printed lanes
     # of a double apart for the labels), else by its colours alone.
     classifier = default_model_paths()[0]
-    photos = collect(real, classifier if classifier.is_file() else None, work / "real_cache", 0.0, p["imgsz"],
-                     p["side_mm"])
+    init = classifier if classifier.is_file() else None
+    photos = collect(real, init, work / "real_cache", 0.0, p["imgsz"], p["side_mm"])
+    if copies is not None:
+        photos += collect(copies, init, work / "real_cache", 0.0, p["imgsz"], p["side_mm"], keep=flash_fired,
+                          label="flash copies")
     left_out = leave_out_states(leave_out, sorted({o["state"] for o in photos}))
     kept = [o for o in photos if o["state"] not in left_out]
     x_real, y_real, _, _ = real_split(kept, None)
@@ -267,6 +273,12 @@ def training_patches(real: Path, leave_out: str | None, p: dict, work: Path) -> 
     weight = np.concatenate([np.ones(len(x_real)), np.full(len(x_r), p["render_weight"])]).astype(np.float32)
     return {"x": x, "car": car, "weight": weight, "left_out": left_out, "seconds": seconds, "y_render": y_r,
             "y_real": y_real, "photos": photos, "kept": kept, "pasted": pasted}
+
+
+def flash_fired(photo: Path) -> bool:
+    """The photo's file says its flash fired (EXIF; `benchmarks/relight.py` writes it on its copies
+    under a flash), as the reader learns it (`vision.read`)."""
+    return read_header(photo).flash_fired is True
 
 
 def recipe_setup(args, no_real: str, defaults: dict, smoke: dict, keys: tuple[str, ...]) -> tuple[dict, Path]:

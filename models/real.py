@@ -122,10 +122,11 @@ def space_labels(reader, truth: dict, patches: np.ndarray, reading) -> np.ndarra
 
 
 def collect(real_dir: Path, init_onnx: Path | None, cache: Path, car_seen_height_mm: float, imgsz: int = 64,
-            side_mm: float = 30.0, log=print) -> list[dict]:
-    """Every real photo's patches, labels and state, cut by a reader with the starting model
-    (`init_onnx`, whose config sets the patch geometry; None: no net, `imgsz` and `side_mm`) and
-    cached in `cache` (npz per photo and patch geometry)."""
+            side_mm: float = 30.0, log=print, keep=None, label: str = "real") -> list[dict]:
+    """Every real photo's patches, labels and state (those `keep(photo path)` accepts, where it is
+    given), cut by a reader with the starting model (`init_onnx`, whose config sets the patch
+    geometry; None: no net, `imgsz` and `side_mm`) and cached in `cache` (npz per photo and patch
+    geometry)."""
 
     if init_onnx is not None:
         reader = Reader(model_path=str(init_onnx), net_seen_height_mm=car_seen_height_mm)
@@ -138,6 +139,8 @@ def collect(real_dir: Path, init_onnx: Path | None, cache: Path, car_seen_height
     out = []
     t0 = time.time()
     for photo, truth in real_photos(real_dir):
+        if keep is not None and not keep(photo):
+            continue
         f = cache / f"{photo.stem}.npz"
         if f.exists():
             d = np.load(f)
@@ -151,7 +154,7 @@ def collect(real_dir: Path, init_onnx: Path | None, cache: Path, car_seen_height
             labels = space_labels(reader, truth, patches, reading)
             np.savez_compressed(f, patches=patches, labels=labels)
         out.append({"photo": photo.name, "state": state_of(truth), "patches": patches, "labels": labels})
-    log(f"real: {len(out)} photos, {sum(int((o['labels'] >= 0).sum()) for o in out)} labelled patches "
+    log(f"{label}: {len(out)} photos, {sum(int((o['labels'] >= 0).sum()) for o in out)} labelled patches "
         f"({time.time() - t0:.0f} s)")
     return out
 

@@ -54,6 +54,9 @@ def add_arguments(parser):
     parser.add_argument("--car-colour", action="store_true",
                         help="make the car-colour net instead (models/car_colour.py; needs --real DIR): "
                              "space_car_colour.onnx and .json under --out")
+    parser.add_argument("--copies", metavar="DIR",
+                        help="with --car-colour: also learn from the photos of DIR whose flash fired, copies of "
+                             "--real's photos re-lit by benchmarks/relight.py (each left out with its source's state)")
     parser.add_argument("--draws", type=int, metavar="N",
                         help="with --occupancy: nets trained from seeds SEED, SEED+1, ... whose answers the check "
                              f"averages (default {OCCUPANCY_DEFAULTS['draws']})")
@@ -76,6 +79,8 @@ def run(args) -> int:
         raise TtrError("--paste must be at least 0")
     if args.draws is not None and not args.occupancy:
         raise TtrError("--draws N goes with --occupancy (the space classifier's nets are --teachers K)")
+    if args.copies is not None and not args.car_colour:
+        raise TtrError("--copies DIR goes with --car-colour")
     if args.car_colour:
         if args.occupancy:
             raise TtrError("--car-colour and --occupancy make two models: one at a time")

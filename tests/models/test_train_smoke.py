@@ -249,8 +249,50 @@ def test_smoke_car_colour_net_learns_from_real_cars_leaving_states_out(tmp_path,
     assert np.allclose(sum(trace.evidence.sources.values()), trace.evidence.loglik)
 
 
+def _copies(real: Path, folder: Path, fired: dict[str, bool]) -> Path:
+    """A stand-in for a folder of re-lit copies: `real`'s photos named in `fired`, each written
+    with its EXIF saying whether the flash fired, with the same truth."""
+    from vision.synth.camera import with_flash_tag
+
+    (folder / "gt").mkdir(parents=True)
+    for stem, flash in fired.items():
+        photo = next(p for p in real.iterdir() if p.stem == stem and p.is_file())
+        (folder / f"{stem}_rl1_0.jpg").write_bytes(with_flash_tag(photo.read_bytes(), flash))
+        (folder / "gt" / f"{stem}_rl1_0.json").write_text((real / "gt" / f"{stem}.json").read_text())
+    return folder
+
+
+def test_smoke_car_colour_net_learns_the_copies_under_a_flash_leaving_their_states_out(tmp_path, fake_real):
+    """`--copies DIR`: the copies whose flash fired are learnt beside the real photos, each left out
+    with its source's state; a copy without a flash is not learnt."""
+    real, stem_a = fake_real
+    others = sorted(p.stem for p in (real / "gt").glob("*.json") if p.stem != stem_a)
+    copies = _copies(real, tmp_path / "copies", {stem_a: True, others[0]: True, others[1]: False})
+    out = tmp_path / "colour"
+    r = _train(["--car-colour", "--smoke", "--real", str(real), "--copies", str(copies), "--leave-out", "A",
+                "--out", str(out), "--work", str(tmp_path / "work")], tmp_path)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    config = json.loads((out / "space_car_colour.json").read_text())["real"]
+    assert config["flash_copies"] == str(copies)
+    trained, left_out = set(config["photos_trained"]), set(config["photos_left_out"])
+    assert f"{others[0]}_rl1_0.jpg" in trained and f"{others[1]}_rl1_0.jpg" not in trained | left_out
+    assert f"{stem_a}_rl1_0.jpg" in left_out and f"{stem_a}_rl1_0.jpg" not in trained
+
+
+def test_copies_missing_or_without_a_flash_are_a_one_line_error(tmp_path, fake_real):
+    real, stem_a = fake_real
+    unflashed = _copies(real, tmp_path / "copies", {stem_a: False})
+    for copies, message in ((unflashed, "none of its photos says its flash fired"),
+                            (tmp_path / "nowhere", "not a folder with photos and their truth in gt/")):
+        r = _train(["--car-colour", "--real", str(real), "--copies", str(copies), "--out", str(tmp_path / "o")],
+                   tmp_path)
+        assert r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1
+        assert f"--copies {copies}: {message}" in r.stderr
+
+
 @pytest.mark.parametrize("args, message", [
     (["--occupancy"], "--occupancy needs --real DIR"),
+    (["--occupancy", "--real", "/nonexistent/real", "--copies", "/nonexistent/c"], "--copies DIR goes with --car-colour"),
     (["--car-colour"], "--car-colour needs --real DIR"),
     (["--car-colour", "--real", "/nonexistent/real"], "--real /nonexistent/real: not a folder"),
     (["--car-colour", "--occupancy", "--real", "/nonexistent/real"], "--car-colour and --occupancy make two models"),
