@@ -260,8 +260,9 @@ def training_patches(real: Path, leave_out: str | None, p: dict, work: Path, cop
     init = classifier if classifier.is_file() else None
     photos = collect(real, init, work / "real_cache", 0.0, p["imgsz"], p["side_mm"])
     if copies is not None:
-        photos += collect(copies, init, work / "real_cache", 0.0, p["imgsz"], p["side_mm"], keep=flash_fired,
-                          label="flash copies")
+        # Cached apart: a copy may carry its source's name (benchmarks/phone_look.py keeps it).
+        photos += collect(copies, init, work / "copies_cache" / copies.resolve().name, 0.0, p["imgsz"],
+                          p["side_mm"], keep=flash_fired, label="flash copies")
     left_out = leave_out_states(leave_out, sorted({o["state"] for o in photos}))
     kept = [o for o in photos if o["state"] not in left_out]
     x_real, y_real, _, _ = real_split(kept, None)
