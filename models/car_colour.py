@@ -46,7 +46,7 @@ from models.occupancy import (
     training_patches,
     write_config,
 )
-from models.real import real_photos
+from models.real import labelled_folder, real_photos
 from scoring.errors import TtrError
 from scoring.rules import PLAYER_COLORS
 from vision.evidence.net import CAR_COLOUR_NAME
@@ -110,12 +110,8 @@ def copies_folder(value: str | None) -> Path | None:
     """`--copies DIR` checked: a folder of re-lit photos with their truth in gt/, some under a flash."""
     if value is None:
         return None
-    folder = Path(value)
-    photos = real_photos(folder) if (folder / "gt").is_dir() else []
-    if not photos:
-        raise TtrError(f"--copies {value}: not a folder with photos and their truth in gt/ "
-                       "(benchmarks/relight.py makes one)")
-    if not any(flash_fired(photo) for photo, _ in photos):
+    folder = labelled_folder("--copies", value, " (benchmarks/relight.py makes one)")
+    if not any(flash_fired(photo) for photo, _ in real_photos(folder)):
         raise TtrError(f"--copies {value}: none of its photos says its flash fired (the net learns only those)")
     return folder
 

@@ -52,7 +52,7 @@ from pathlib import Path
 import numpy as np
 
 from models.distill import load_patches
-from models.real import collect, real_photos
+from models.real import collect, labelled_folder
 from models.real import split as real_split
 from models.train import _version, render_patches, with_pasted
 from scoring.errors import TtrError
@@ -293,9 +293,7 @@ def recipe_setup(args, no_real: str, defaults: dict, smoke: dict, keys: tuple[st
     for key in keys:
         if getattr(args, key, None) is not None:
             p[key] = getattr(args, key)
-    real = Path(args.real)
-    if not real.is_dir() or not (real / "gt").is_dir() or not real_photos(real):
-        raise TtrError(f"--real {args.real}: not a folder with photos and their truth in gt/")
+    real = labelled_folder("--real", args.real)
     if args.seed != 1000:  # the classifier's default seed: these recipes keep their own unless one is given
         p["seed"] = args.seed
     p["imgsz"] = args.imgsz

@@ -60,6 +60,15 @@ def real_photos(real_dir: Path) -> list[tuple[Path, dict]]:
     return out
 
 
+def labelled_folder(option: str, value: str, hint: str = "") -> Path:
+    """The folder an option names, checked to hold photos with their truth in gt/; else a one-line
+    error naming the option (with `hint`, what makes such a folder)."""
+    folder = Path(value)
+    if not folder.is_dir() or not (folder / "gt").is_dir() or not real_photos(folder):
+        raise TtrError(f"{option} {value}: not a folder with photos and their truth in gt/{hint}")
+    return folder
+
+
 def state_of(truth: dict) -> str:
     """A board state letter, or "empty" for a board with no car (whatever its label says)."""
     if not any(t.get("owner") for t in truth["tracks"]):
