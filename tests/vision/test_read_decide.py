@@ -169,6 +169,29 @@ def test_getting_under_the_car_bound_drops_no_more_than_needed():
     assert trains_used(choice, BOARD)[1] == CARS_IN_BOX - 1
 
 
+def test_getting_under_the_car_bound_gives_up_the_least_evidence_in_all():
+    """Red is read 4 cars over the bound. Two 2-car claims are each weaker than one 4-car claim
+    (2.0 against 3.0, tempered), but together stronger: giving up the 4-car claim costs least, and
+    the two 2-car tracks stay red. Giving up the weakest claim first would lose both."""
+    singles = [t for t in BOARD.tracks if BOARD.double_of(t) is None]
+    two_a, two_b = [t for t in singles if t.length == 2][:2]
+    four = next(t for t in singles if t.length == 4)
+    rest, total = [], two_a.length + two_b.length + four.length
+    for t in sorted(singles, key=lambda t: -t.length):
+        if t.id not in (two_a.id, two_b.id, four.id) and total + t.length <= CARS_IN_BOX + 4:
+            rest.append(t)
+            total += t.length
+    assert total == CARS_IN_BOX + 4
+    ll = evidence({t.id: "red" for t in rest + [two_a, two_b, four]}, strength=8.0)
+    temperature = DecideSettings().temperature
+    for t, cost in ((two_a, 2.0), (two_b, 2.0), (four, 3.0)):
+        ll[t.id][:, player_index("red")] = cost * temperature / t.length
+    r = read_tracks(ll)
+    assert r[four.id].owner is None
+    assert r[two_a.id].owner == "red" and r[two_b.id].owner == "red"
+    assert all(r[t.id].owner == "red" for t in rest)
+
+
 def test_taking_back_claims_keeps_an_empty_lane_beside_its_neighbour_empty():
     """In a 5-player game, an empty lane showing its neighbour's green cars (and, a little, a dark
     shadow) stays empty: lanes of a double are judged together, also after the car bound."""

@@ -93,6 +93,50 @@ def allowed(track_id: int, h: int, choice: np.ndarray, board: Board, used: dict 
     return used.get(h, 0) - mine + t.length <= max_trains
 
 
+def give_up_moves(scores: np.ndarray, choice: np.ndarray, board: Board, c: int, used: dict,
+                  max_trains: int) -> list[tuple[int, int, float]]:
+    """(track, hypothesis, cost) for each claim of hypothesis `c` under `choice`: the likeliest other
+    hypothesis it may take by the rules, others fixed, and the score that costs."""
+    moves = []
+    for t in board.tracks:
+        if choice[t.id] != c:
+            continue
+        alt = scores[t.id].copy()
+        alt[c] = -np.inf
+        for k in np.argsort(-alt):
+            if alt[k] == -np.inf:
+                break
+            if allowed(t.id, int(k), choice, board, used, max_trains):
+                moves.append((t.id, int(k), float(scores[t.id, c] - alt[k])))
+                break
+    return moves
+
+
+def cheapest_give_up(scores: np.ndarray, choice: np.ndarray, board: Board, c: int, used: dict,
+                     max_trains: int) -> tuple[int, int] | None:
+    """The first of the claims hypothesis `c` gives up to get back under the car bound at the least
+    cost in all (exactly: a 0/1 knapsack over its claims, a claim freeing its track's cars), as
+    (track, the hypothesis it takes instead); None if nothing can be given up. The cost is of all
+    the claims given up together, not of each: a short track's few spaces sum to a small margin, so
+    the cheapest claim first would give up short tracks one after another where one longer, weaker
+    claim frees the cars at once."""
+    moves = give_up_moves(scores, choice, board, c, used, max_trains)
+    excess = used[c] - max_trains
+    # best[n]: (least cost, the moves) freeing n cars (at least `excess`, counted as `excess`)
+    best: list[tuple[float, tuple]] = [(0.0, ())] + [(np.inf, ())] * excess
+    for i, (tid, _, cost) in enumerate(moves):
+        new = list(best)
+        for freed, (so_far, taken) in enumerate(best):
+            to = min(excess, freed + board.tracks[tid].length)
+            if so_far + cost < new[to][0]:
+                new[to] = (so_far + cost, taken + (i,))
+        best = new
+    if not best[excess][1]:
+        return None
+    tid, k, _ = moves[best[excess][1][0]]
+    return tid, k
+
+
 def settle_by_rules(scores: np.ndarray, choice: np.ndarray, board: Board,
                     cfg: DecideSettings = DecideSettings()) -> np.ndarray:
     """Change the fewest-cost decisions until no rule is broken; returns the new choice (100,)."""
@@ -110,31 +154,16 @@ def settle_by_rules(scores: np.ndarray, choice: np.ndarray, board: Board,
             if best_pair != (choice[i], choice[j]):
                 choice[i], choice[j] = best_pair
                 changed = True
-        # Trains: a player over the bound loses the claim that costs least to give up.
+        # Trains: a player over the bound gives up the claims that cost least together.
         while True:
             used = trains_used(choice, board)
             over = [c for c, n in used.items() if n > cfg.max_trains]
             if not over:
                 break
-            c = over[0]
-            best_cost, best_move = np.inf, None
-            for t in board.tracks:
-                if choice[t.id] != c:
-                    continue
-                alt = scores[t.id].copy()
-                alt[c] = -np.inf
-                for k in np.argsort(-alt):
-                    if alt[k] == -np.inf:
-                        break
-                    if not allowed(t.id, int(k), choice, board, used, cfg.max_trains):
-                        continue
-                    cost = scores[t.id, c] - alt[k]
-                    if cost < best_cost:
-                        best_cost, best_move = cost, (t.id, int(k))
-                    break
-            if best_move is None:
+            move = cheapest_give_up(scores, choice, board, over[0], used, cfg.max_trains)
+            if move is None:
                 break
-            choice[best_move[0]] = best_move[1]
+            choice[move[0]] = move[1]
             changed = True
         if not changed:
             break
