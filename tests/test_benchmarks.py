@@ -483,3 +483,51 @@ def test_a_fitting_script_refuses_a_folder_that_is_not_there_in_one_line(script,
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert r.stderr.strip().splitlines()[-1].endswith(f"{tmp_path / 'gone'}: no such folder")
     assert not (tmp_path / "cache").exists()
+
+
+def _truth(folder: Path, name: str, owners: dict[int, str]) -> None:
+    """A truth file in the eval layout for a position where `owners` gives the tracks' owners."""
+    board = load_board()
+    tracks = [{"a": t.a, "b": t.b, "length": t.length, "color": t.color, "owner": owners.get(t.id)}
+              for t in board.tracks]
+    (folder / "gt").mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.jpg").write_bytes(b"")  # the photo is not read
+    (folder / "gt" / f"{name}.json").write_text(json.dumps({"photo": f"{name}.jpg", "tracks": tracks}))
+
+
+def test_fit_lone_claim_fits_the_log_odds_of_a_claim_beside_its_players_others(tmp_path):
+    board = load_board()
+    singles = [t for t in board.tracks if board.double_of(t) is None]
+    rng = np.random.default_rng(5)
+    positions = []
+    for i in range(6):
+        ids = rng.choice([t.id for t in singles], size=12, replace=False)
+        owners = {int(tid): ("red", "blue")[k % 2] for k, tid in enumerate(ids)}
+        positions.append(owners)
+        _truth(tmp_path / "set", f"p{i}", owners)
+    _truth(tmp_path / "set", "empty", {})
+    # the same counts, from the cities themselves
+    n = {(b, m): 0 for b in (False, True) for m in (False, True)}
+    for owners in positions:
+        for player in set(owners.values()):
+            for t in board.tracks:
+                beside = any(owners.get(u.id) == player for u in board.tracks
+                             if u.id != t.id and {u.a, u.b} & {t.a, t.b})
+                n[(beside, owners.get(t.id) == player)] += 1
+    want = np.log((n[(True, True)] / n[(True, False)]) / (n[(False, True)] / n[(False, False)]))
+    before = (ROOT / "models" / "reader_settings.json").read_text()
+    r = _run([str(ROOT / "benchmarks" / "fit_lone_claim.py"), "--fit", str(tmp_path / "set")], cwd=tmp_path)
+    assert f"played positions {len(positions)}:" in r.stdout
+    assert f"FIT lone_claim={want:.2f}" in r.stdout
+    assert (ROOT / "models" / "reader_settings.json").read_text() == before  # no --write, nothing written
+
+
+def test_fit_lone_claim_refuses_a_folder_that_is_not_there_and_too_few_positions(tmp_path):
+    r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "fit_lone_claim.py"), "--fit", str(tmp_path / "gone")],
+                       capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.strip().splitlines()[-1].endswith(f"{tmp_path / 'gone'}: no such folder")
+    _truth(tmp_path / "one", "p0", {0: "red", 5: "red"})  # no lone claim anywhere: nothing to fit
+    r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "fit_lone_claim.py"), "--fit", str(tmp_path / "one")],
+                       capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert r.returncode == 1 and "Traceback" not in r.stderr and "too few positions" in r.stderr
