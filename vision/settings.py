@@ -226,9 +226,6 @@ class DecideSettings:
     temperature: float = 2.0  # divides summed space log-likelihoods (a track's spaces share light and cars)
     max_trains: int = CARS_IN_BOX  # the box's cars: real boards show the 3 spares
     unseen_player_prior: bool = True  # see vision.decide.priors
-    # Tempered cost of a player's cars on a track touching none of their other claims (0: off; see
-    # vision.decide.priors.lone_claim_penalty): the games' own odds, fitted on the fit sets' truths.
-    lone_claim: float = fitted("decide.lone_claim")
     spill: float = 2.0  # tempered log-likelihood cost of an empty lane showing its neighbour's cars
 
 

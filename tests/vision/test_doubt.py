@@ -18,7 +18,7 @@ from vision.decide.doubt import (
 )
 from vision.decide.rules import player_index
 from vision.reading import DOUBTFUL_TRACKS, SPACE_CLASSES
-from vision.settings import DecideSettings, DoubtSettings
+from vision.settings import DoubtSettings
 
 BOARD = load_board()
 SINGLES = [t for t in BOARD.tracks if BOARD.double_of(t) is None]
@@ -48,8 +48,7 @@ def test_clear_evidence_is_sure_and_says_nothing():
 
 def test_a_track_whose_spaces_disagree_is_doubtful_and_says_so():
     t = single("gray", 4)
-    beside = next(u for u in SINGLES if u.id != t.id and {u.a, u.b} & {t.a, t.b})
-    ll = evidence({beside.id: "red"})  # red has a route joining it: not a lone claim
+    ll = evidence({})
     ll[t.id][:] = 0.0
     ll[t.id][:2, player_index("red")] = 8.0  # two spaces show red cars ...
     ll[t.id][2:, 0] = 7.0  # ... two look empty: red ahead by 1 (tempered), 0.25 a space
@@ -113,7 +112,7 @@ def test_the_car_bound_makes_no_reading_surer():
     ll[x.id][:] = 0.0
     ll[x.id][:, player_index("green")] = 3.0
     ll[x.id][:, player_index("black")] = 2.0
-    r = read_tracks(ll, decide=DecideSettings(lone_claim=0.0))  # the bound alone
+    r = read_tracks(ll)
     assert r[x.id].owner == "black"
     assert r[x.id].doubtful and r[x.id].confidence < 0.5
     assert r[x.id].reason == ("the photo looks more like green cars; the rules (48 cars a colour, doubles) "

@@ -7,17 +7,12 @@ from ttr_testing import read_tracks
 
 from scoring.board import load_board
 from scoring.rules import CARS_IN_BOX
-from vision.decide.priors import lone_claim_penalty
 from vision.decide.rules import BOTH_LANES_PLAYERS, player_index, trains_used
 from vision.reading import PLAYER_COLORS, SPACE_CLASSES
 from vision.settings import DecideSettings, DoubtSettings
 
 BOARD = load_board()
 SPILL = DecideSettings().spill
-# Each rule or prior tested alone: the lone-claim prior off, since the evidence below scatters
-# single claims over the map (and the unseen-player prior too where it is not the one tested).
-BOUND_ALONE = UNSEEN_ALONE = DecideSettings(lone_claim=0.0)
-NO_PRIOR = DecideSettings(lone_claim=0.0, unseen_player_prior=False)
 
 
 def evidence(owners: dict[int, str], strength: float = 8.0, noise: float = 0.0, seed: int = 0):
@@ -33,12 +28,6 @@ def evidence(owners: dict[int, str], strength: float = 8.0, noise: float = 0.0, 
     return out
 
 
-def touching(track_id: int) -> int:
-    """A single route sharing a city with track `track_id`."""
-    t = BOARD.tracks[track_id]
-    return next(u.id for u in BOARD.tracks if u.id != t.id and BOARD.double_of(u) is None and {u.a, u.b} & {t.a, t.b})
-
-
 def doubles():
     seen, out = set(), []
     for t in BOARD.tracks:
@@ -50,10 +39,8 @@ def doubles():
 
 
 def test_clear_evidence_is_read_as_given():
-    # Each player's one claim touches no other claim of theirs: clear means clearer than the
-    # lone-claim prior (a 1-car track's one space at 12 is 6 tempered, over the prior's 4).
     owners = {0: "red", 5: "blue", 17: "green", 40: "yellow", 99: "black"}
-    r = read_tracks(evidence(owners, strength=12.0))
+    r = read_tracks(evidence(owners))
     assert {t.track_id: t.owner for t in r if t.owner} == owners
     assert not any(t.doubtful for t in r)
     assert all(t.confidence > 0.9 for t in r)
@@ -114,16 +101,14 @@ def test_no_player_over_the_car_bound():
 
 def test_weak_evidence_is_marked_doubtful():
     single = next(t.id for t in BOARD.tracks if BOARD.double_of(t) is None and t.color == "orange")
-    ll = evidence({single: "yellow", touching(single): "yellow"}, strength=0.0)  # not a lone claim
-    ll[touching(single)][:, player_index("yellow")] = 8.0
+    ll = evidence({single: "yellow"}, strength=0.0)
     ll[single][:, player_index("yellow")] = 0.3
     r = read_tracks(ll, doubt=DoubtSettings(below=0.9))[single]
     assert r.owner == "yellow" and r.doubtful and r.confidence < 0.9
     # A lane of a double (Atlanta-New Orleans, orange): the likeliest other reading is the same cars
     # on the other lane (which lane), a contest that stays close wherever the neighbour's cars show,
     # calibrated apart; the shipped standard marks it.
-    ll = evidence({3: "yellow", touching(3): "yellow"}, strength=0.0)
-    ll[touching(3)][:, player_index("yellow")] = 8.0
+    ll = evidence({3: "yellow"}, strength=0.0)
     ll[3][:, player_index("yellow")] = 0.3
     r = read_tracks(ll)[3]
     assert BOARD.double_of(BOARD.tracks[3]) is not None
@@ -176,7 +161,7 @@ def test_getting_under_the_car_bound_drops_no_more_than_needed():
     ll = evidence(owners, strength=8.0)
     ll[one.id][:, player_index("red")] = 1.0  # the weakest claim
     ll[four.id][:, player_index("red")] = 0.5  # 2.0 for the whole track: the next weakest
-    r = read_tracks(ll, decide=BOUND_ALONE)
+    r = read_tracks(ll)
     assert r[four.id].owner is None
     assert r[one.id].owner == "red"
     assert all(r[t.id].owner == "red" for t in rest)
@@ -201,7 +186,7 @@ def test_getting_under_the_car_bound_gives_up_the_least_evidence_in_all():
     temperature = DecideSettings().temperature
     for t, cost in ((two_a, 2.0), (two_b, 2.0), (four, 3.0)):
         ll[t.id][:, player_index("red")] = cost * temperature / t.length
-    r = read_tracks(ll, decide=BOUND_ALONE)
+    r = read_tracks(ll)
     assert r[four.id].owner is None
     assert r[two_a.id].owner == "red" and r[two_b.id].owner == "red"
     assert all(r[t.id].owner == "red" for t in rest)
@@ -241,57 +226,21 @@ def test_a_player_seen_only_on_their_own_colour_needs_clear_evidence():
     gray = next(t for t in BOARD.tracks if t.color == "gray" and BOARD.double_of(t) is None)
     ll = evidence({})
     _lean(ll, black, "black", 1.0)
-    r = read_tracks(ll, decide=UNSEEN_ALONE)
+    r = read_tracks(ll)
     assert r[black.id].owner is None and r[black.id].doubtful
     # ... but it is black's once the black player is seen on a track of another colour,
     ll = evidence({gray.id: "black"})
     _lean(ll, black, "black", 1.0)
-    assert read_tracks(ll, decide=UNSEEN_ALONE)[black.id].owner == "black"
+    assert read_tracks(ll)[black.id].owner == "black"
     # and also alone when the evidence is clearly stronger than the prior (still doubtful).
     ll = evidence({})
     _lean(ll, black, "black", 5.0)
-    r = read_tracks(ll, decide=UNSEEN_ALONE)
+    r = read_tracks(ll)
     assert r[black.id].owner == "black" and r[black.id].doubtful
     # Without the prior the coin flip goes to the cars.
     ll = evidence({})
     _lean(ll, black, "black", 1.0)
-    assert read_tracks(ll, decide=NO_PRIOR)[black.id].owner == "black"
-
-
-def test_a_lone_claim_needs_clearer_evidence_than_one_joining_its_players_routes():
-    # Red cars a little likelier than nothing (2 tempered) on a route that touches none of red's
-    # other claims are read as nobody, doubtful, saying why; the same evidence beside one of red's
-    # routes is red's; and so it is alone with the prior off, or with evidence clearly stronger.
-    track = _single_of_colour("gray", 3)
-    far = next(t for t in BOARD.tracks if BOARD.double_of(t) is None and t.length >= 2
-               and not {t.a, t.b} & {track.a, track.b})
-    ll = evidence({far.id: "red"})
-    _lean(ll, track, "red", 2.0)
-    r = read_tracks(ll)[track.id]
-    assert r.owner is None and r.doubtful
-    assert r.reason == "the photo looks more like red cars, but no other route of theirs joins it: nobody?"
-    assert read_tracks(ll, decide=DecideSettings(lone_claim=0.0))[track.id].owner == "red"
-    ll = evidence({touching(track.id): "red"})
-    _lean(ll, track, "red", 2.0)
-    assert read_tracks(ll)[track.id].owner == "red"
-    ll = evidence({far.id: "red"})
-    _lean(ll, track, "red", DecideSettings().lone_claim + 2.0)
-    assert read_tracks(ll)[track.id].owner == "red"
-
-
-@settings(max_examples=60, deadline=None)
-@given(st.lists(st.integers(0, len(SPACE_CLASSES) - 1), min_size=100, max_size=100), st.floats(0.5, 6.0))
-def test_the_lone_claim_prior_weighs_exactly_the_claims_no_route_of_their_player_joins(choice, cost):
-    """Each hypothesis of each track costs `cost` exactly when no other track sharing a city with it
-    is that player's under `choice` (nobody costs nothing), and nothing with the prior off."""
-    choice = np.array(choice)
-    p = lone_claim_penalty(choice, BOARD, cost)
-    for t in BOARD.tracks:
-        for c in range(1, len(SPACE_CLASSES)):
-            joined = any(choice[u.id] == c for u in BOARD.tracks if u.id != t.id and {u.a, u.b} & {t.a, t.b})
-            assert p[t.id, c] == (0.0 if joined else cost)
-    assert not p[:, 0].any()
-    assert not lone_claim_penalty(choice, BOARD, 0.0).any()
+    assert read_tracks(ll, decide=DecideSettings(unseen_player_prior=False))[black.id].owner == "black"
 
 
 @settings(max_examples=40, deadline=None)
@@ -309,8 +258,8 @@ def test_the_unseen_player_prior_only_takes_back_own_colour_claims_of_unseen_pla
     ll = evidence({}, noise=0.3, seed=seed)
     for tid, colour, margin in claims:
         _lean(ll, BOARD.tracks[tid], colour, margin)
-    without = read_tracks(ll, decide=NO_PRIOR)
-    with_prior = read_tracks(ll, decide=UNSEEN_ALONE)
+    without = read_tracks(ll, decide=DecideSettings(unseen_player_prior=False))
+    with_prior = read_tracks(ll)
     seen = {t.owner for t in without if t.owner and t.owner != t.color}
     taken_back = {a.track_id for a, b in zip(without, with_prior)
                   if a.owner != b.owner and a.owner is not None and a.owner == a.color and a.owner not in seen}

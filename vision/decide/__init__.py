@@ -19,18 +19,17 @@ import numpy as np
 
 from scoring.board import Board
 from vision.decide.doubt import doubt_tracks
-from vision.decide.priors import lone_claim_penalty, unseen_player_penalty
+from vision.decide.priors import unseen_player_penalty
 from vision.decide.rules import settle_by_rules
 from vision.reading import TrackReading
 from vision.settings import DecideSettings, DoubtSettings
 
-PRIOR_PASSES = 2  # who is seen, and where, depends on the choice; a second pass is almost never needed
+PRIOR_PASSES = 2  # who is seen depends on the choice; a second pass is almost never needed
 
 
 @dataclass(frozen=True)
 class Decision:
-    """Every track's tempered scores (with the unseen-player prior applied) and the hypothesis it is
-    given."""
+    """Every track's tempered scores (with the prior applied) and the hypothesis it is given."""
 
     scores: np.ndarray  # (100, 6)
     choice: np.ndarray  # (100,) SPACE_CLASSES index per track
@@ -43,26 +42,21 @@ def track_scores(space_loglik: np.ndarray, cfg: DecideSettings = DecideSettings(
 
 def decide(space_loglik: list[np.ndarray], board: Board, cfg: DecideSettings = DecideSettings()) -> Decision:
     """Every track's tempered scores (with the unseen-player prior when on) and the hypothesis it
-    is given, the rules kept and the priors from how games go (`priors`) weighed in.
-
-    The lone-claim prior steers the choice but is left out of the scores the doubt reads: the doubt
-    is calibrated on the evidence and the unseen-player prior alone, and a track the lone-claim
-    prior turns stays as doubtful as the photo leaves it."""
+    is given, the rules kept."""
     if len(space_loglik) != len(board.tracks):
         raise ValueError(f"{len(space_loglik)} tracks of evidence, the board has {len(board.tracks)}")
     scores = np.stack([track_scores(ll, cfg) for ll in space_loglik])  # (100, 6)
     choice = settle_by_rules(scores, scores.argmax(axis=1), board, cfg)
-    if not (cfg.unseen_player_prior or cfg.lone_claim):
-        return Decision(scores, choice)
-    for _ in range(PRIOR_PASSES):
-        seen = scores - unseen_player_penalty(choice, board) if cfg.unseen_player_prior else scores
-        adjusted = seen - lone_claim_penalty(choice, board, cfg.lone_claim)
-        new = settle_by_rules(adjusted, adjusted.argmax(axis=1), board, cfg)
-        done = np.array_equal(new, choice)
-        choice = new
-        if done:
-            break
-    return Decision(seen, choice)
+    if cfg.unseen_player_prior:
+        for _ in range(PRIOR_PASSES):
+            adjusted = scores - unseen_player_penalty(choice, board)
+            new = settle_by_rules(adjusted, adjusted.argmax(axis=1), board, cfg)
+            done = np.array_equal(new, choice)
+            choice = new
+            if done:
+                break
+        scores = adjusted
+    return Decision(scores, choice)
 
 
 def decide_tracks(space_loglik: list[np.ndarray], board: Board, space_probs: list[np.ndarray] | None = None,

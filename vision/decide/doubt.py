@@ -18,7 +18,6 @@ import numpy as np
 
 from scoring.board import Board
 from scoring.rules import CARS_IN_BOX, PLAYER_COLORS
-from vision.decide.priors import lone_claim_penalty
 from vision.decide.rules import pair_allowed, pair_scores, player_index, players_but
 from vision.reading import DOUBTFUL_TRACKS, SPACE_CLASSES, Notice, TrackReading
 from vision.settings import DecideSettings, DoubtSettings
@@ -42,7 +41,6 @@ def doubt_tracks(space_loglik: list[np.ndarray], scores: np.ndarray, choice: np.
     track why. `scores`: the decision's tempered track scores; `space_probs` (optional) are kept in
     the readings; `space_glare` (optional, per track (length,) bool) says which spaces are under glare."""
     margin, runner, kinds = track_contests(scores, choice, board, decide.spill, cfg)
-    lone = lone_claim_penalty(choice, board, decide.lone_claim) > 0  # (100, 6): a claim touching none of its player's
     other = board.double_ids
     out = []
     for t in board.tracks:
@@ -62,7 +60,7 @@ def doubt_tracks(space_loglik: list[np.ndarray], scores: np.ndarray, choice: np.
             beside = int(choice[o]) if o >= 0 else None
             space_best = np.asarray(space_loglik[t.id]).argmax(axis=1)
             reason = doubt_reason(t.color, c, r, kind, margin[t.id], int(np.sum(space_best == r)),
-                                  len(space_best), beside, bool(lone[t.id, r]))
+                                  len(space_best), beside)
         probs = space_probs[t.id] if space_probs is not None else np.exp(space_loglik[t.id])
         out.append(TrackReading(track_id=t.id, a=t.a, b=t.b, color=t.color, length=t.length,
                                 owner=None if c == 0 else SPACE_CLASSES[c], confidence=conf,
@@ -238,15 +236,12 @@ def calibrated_chance(m: float, bias: float, slope: float) -> float:
 
 
 def doubt_reason(printed: str, owner: int, runner_up: int, kind: int, margin: float, n_runner: int,
-                 n_spaces: int, beside: int | None = None, runner_alone: bool = False) -> str:
+                 n_spaces: int, beside: int | None = None) -> str:
     """Why a track is doubtful, one short line in a player's words. `owner`, `runner_up`: the
     hypotheses read and next likeliest (SPACE_CLASSES indices); `n_runner` of its `n_spaces` spaces
     look most like the runner-up by themselves; `beside`: the owner read on the other lane of its
-    double (0: nobody; None: a single route); `runner_alone`: the runner-up's cars would touch none
-    of that player's other routes (`priors.lone_claim_penalty`)."""
+    double (0: nobody; None: a single route)."""
     read, alt = _said(owner), _said(runner_up)
-    if margin < 0 and runner_up and runner_alone:
-        return f"the photo looks more like {alt}, but no other route of theirs joins it: {read}?"
     if margin < 0:
         return f"the photo looks more like {alt}; the rules ({CARS_IN_BOX} cars a colour, doubles) gave it {read}"
     if kind == OWN_PRINT:
