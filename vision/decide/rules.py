@@ -114,26 +114,29 @@ def give_up_moves(scores: np.ndarray, choice: np.ndarray, board: Board, c: int, 
 
 def cheapest_give_up(scores: np.ndarray, choice: np.ndarray, board: Board, c: int, used: dict,
                      max_trains: int) -> tuple[int, int] | None:
-    """The first of the claims hypothesis `c` gives up to get back under the car bound at the least
-    cost in all (exactly: a 0/1 knapsack over its claims, a claim freeing its track's cars), as
-    (track, the hypothesis it takes instead); None if nothing can be given up. The cost is of all
+    """One of the claims hypothesis `c` gives up to get back under the car bound at the least cost in
+    all (exactly: a 0/1 knapsack over its claims, a claim freeing its track's cars), as (track, the
+    hypothesis it takes instead); None if nothing can be given up. The cost is of all
     the claims given up together, not of each: a short track's few spaces sum to a small margin, so
     the cheapest claim first would give up short tracks one after another where one longer, weaker
     claim frees the cars at once."""
     moves = give_up_moves(scores, choice, board, c, used, max_trains)
     excess = used[c] - max_trains
-    # best[n]: (least cost, the moves) freeing n cars (at least `excess`, counted as `excess`)
-    best: list[tuple[float, tuple]] = [(0.0, ())] + [(np.inf, ())] * excess
+    # least[n]: the least cost of claims freeing n cars (at least `excess`, counted as `excess`).
+    # The claim whose adding last lowered least[excess] is in the cheapest set found.
+    least = np.full(excess + 1, np.inf)
+    least[0] = 0.0
+    freed = np.arange(excess + 1)
+    last = None
     for i, (tid, _, cost) in enumerate(moves):
-        new = list(best)
-        for freed, (so_far, taken) in enumerate(best):
-            to = min(excess, freed + board.tracks[tid].length)
-            if so_far + cost < new[to][0]:
-                new[to] = (so_far + cost, taken + (i,))
-        best = new
-    if not best[excess][1]:
+        with_it = np.full(excess + 1, np.inf)
+        np.minimum.at(with_it, np.minimum(freed + board.tracks[tid].length, excess), least + cost)
+        if with_it[excess] < least[excess]:
+            last = i
+        least = np.minimum(least, with_it)
+    if last is None:
         return None
-    tid, k, _ = moves[best[excess][1][0]]
+    tid, k, _ = moves[last]
     return tid, k
 
 
