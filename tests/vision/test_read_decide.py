@@ -7,7 +7,7 @@ from ttr_testing import read_tracks
 
 from scoring.board import load_board
 from scoring.rules import CARS_IN_BOX
-from vision.decide.rules import BOTH_LANES_PLAYERS, player_index, trains_used
+from vision.decide.rules import BOTH_LANES_PLAYERS, cheapest_give_up, player_index, trains_used
 from vision.reading import PLAYER_COLORS, SPACE_CLASSES
 from vision.settings import DecideSettings, DoubtSettings
 
@@ -190,6 +190,32 @@ def test_getting_under_the_car_bound_gives_up_the_least_evidence_in_all():
     assert r[four.id].owner is None
     assert r[two_a.id].owner == "red" and r[two_b.id].owner == "red"
     assert all(r[t.id].owner == "red" for t in rest)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([t.id for t in BOARD.tracks if BOARD.double_of(t) is None]),
+                          st.floats(-1.0, 20.0)), min_size=2, max_size=9, unique_by=lambda x: x[0]),
+       st.data())
+def test_the_claim_given_up_belongs_to_a_cheapest_set_freeing_the_cars_over(claims, data):
+    """Against every subset of red's claims (each given up to nobody at its cost): the claim the
+    bound gives up is in one of the subsets that free the cars over at the least summed cost."""
+    import itertools
+
+    scores = np.full((len(BOARD.tracks), len(SPACE_CLASSES)), -100.0)
+    scores[:, 0] = 0.0
+    choice = np.zeros(len(BOARD.tracks), int)
+    for tid, cost in claims:
+        scores[tid, player_index("red")] = cost
+        choice[tid] = player_index("red")
+    used = trains_used(choice, BOARD)
+    total = used[player_index("red")]
+    excess = data.draw(st.integers(1, total))
+    tid, to = cheapest_give_up(scores, choice, BOARD, player_index("red"), used, total - excess)
+    assert to == 0
+    subsets = [s for n in range(1, len(claims) + 1) for s in itertools.combinations(claims, n)
+               if sum(BOARD.tracks[t].length for t, _ in s) >= excess]
+    least = min(sum(c for _, c in s) for s in subsets)
+    assert any(tid in {t for t, _ in s} for s in subsets if sum(c for _, c in s) <= least + 1e-9)
 
 
 def test_taking_back_claims_keeps_an_empty_lane_beside_its_neighbour_empty():
