@@ -1,4 +1,6 @@
 """Track decisions from per-space evidence: whole-track sums and the rules that settle doubts."""
+import itertools
+
 import numpy as np
 import pytest
 from hypothesis import example, given, settings
@@ -12,6 +14,7 @@ from vision.reading import PLAYER_COLORS, SPACE_CLASSES
 from vision.settings import DecideSettings, DoubtSettings
 
 BOARD = load_board()
+SINGLES = [t for t in BOARD.tracks if BOARD.double_of(t) is None]
 SPILL = DecideSettings().spill
 
 
@@ -127,10 +130,9 @@ def test_the_doubt_is_calibrated_per_contest():
     # track is doubtful and the gray one is not (the yellow player is seen elsewhere, so no prior
     # makes the print likelier: see the test below); with the same calibration for both, neither
     # differs from the other.
-    singles = [t for t in BOARD.tracks if BOARD.double_of(t) is None]
-    yellow, gray = next((y, g) for y in singles for g in singles
+    yellow, gray = next((y, g) for y in SINGLES for g in SINGLES
                         if y.color == "yellow" and g.color == "gray" and y.length == g.length)
-    elsewhere = next(t for t in singles if t.color == "gray" and t.id != gray.id)
+    elsewhere = next(t for t in SINGLES if t.color == "gray" and t.id != gray.id)
     ll = evidence({elsewhere.id: "yellow"})
     for t in (yellow, gray):
         ll[t.id][:] = 0.0
@@ -145,18 +147,24 @@ def test_the_doubt_is_calibrated_per_contest():
     assert even[yellow.id].confidence == pytest.approx(even[gray.id].confidence)
 
 
+def filled_over_the_bound(chosen, over: int) -> list:
+    """The longest other single routes that, with the `chosen` ones, hold `over` cars more than the
+    bound."""
+    rest, total = [], sum(t.length for t in chosen)
+    for t in sorted(SINGLES, key=lambda t: -t.length):
+        if t not in chosen and total + t.length <= CARS_IN_BOX + over:
+            rest.append(t)
+            total += t.length
+    assert total == CARS_IN_BOX + over
+    return rest
+
+
 def test_getting_under_the_car_bound_drops_no_more_than_needed():
     """Red is read 3 cars over the bound. Dropping the weakest claim first (a 1-car track) is not
     enough; the next drop (a 4-car track) is, and then the 1-car track fits again and stays red."""
-    singles = [t for t in BOARD.tracks if BOARD.double_of(t) is None]
-    one = next(t for t in singles if t.length == 1)
-    four = next(t for t in singles if t.length == 4)
-    rest, total = [], one.length + four.length
-    for t in sorted(singles, key=lambda t: -t.length):
-        if t.id not in (one.id, four.id) and total + t.length <= CARS_IN_BOX + 3 - 0:
-            rest.append(t)
-            total += t.length
-    assert total == CARS_IN_BOX + 3
+    one = next(t for t in SINGLES if t.length == 1)
+    four = next(t for t in SINGLES if t.length == 4)
+    rest = filled_over_the_bound([one, four], 3)
     owners = {t.id: "red" for t in rest + [one, four]}
     ll = evidence(owners, strength=8.0)
     ll[one.id][:, player_index("red")] = 1.0  # the weakest claim
@@ -173,15 +181,9 @@ def test_getting_under_the_car_bound_gives_up_the_least_evidence_in_all():
     """Red is read 4 cars over the bound. Two 2-car claims are each weaker than one 4-car claim
     (2.0 against 3.0, tempered), but together stronger: giving up the 4-car claim costs least, and
     the two 2-car tracks stay red. Giving up the weakest claim first would lose both."""
-    singles = [t for t in BOARD.tracks if BOARD.double_of(t) is None]
-    two_a, two_b = [t for t in singles if t.length == 2][:2]
-    four = next(t for t in singles if t.length == 4)
-    rest, total = [], two_a.length + two_b.length + four.length
-    for t in sorted(singles, key=lambda t: -t.length):
-        if t.id not in (two_a.id, two_b.id, four.id) and total + t.length <= CARS_IN_BOX + 4:
-            rest.append(t)
-            total += t.length
-    assert total == CARS_IN_BOX + 4
+    two_a, two_b = [t for t in SINGLES if t.length == 2][:2]
+    four = next(t for t in SINGLES if t.length == 4)
+    rest = filled_over_the_bound([two_a, two_b, four], 4)
     ll = evidence({t.id: "red" for t in rest + [two_a, two_b, four]}, strength=8.0)
     temperature = DecideSettings().temperature
     for t, cost in ((two_a, 2.0), (two_b, 2.0), (four, 3.0)):
@@ -193,14 +195,12 @@ def test_getting_under_the_car_bound_gives_up_the_least_evidence_in_all():
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from([t.id for t in BOARD.tracks if BOARD.double_of(t) is None]),
+@given(st.lists(st.tuples(st.sampled_from([t.id for t in SINGLES]),
                           st.floats(-1.0, 20.0)), min_size=2, max_size=9, unique_by=lambda x: x[0]),
        st.data())
 def test_the_claim_given_up_belongs_to_a_cheapest_set_freeing_the_cars_over(claims, data):
     """Against every subset of red's claims (each given up to nobody at its cost): the claim the
     bound gives up is in one of the subsets that free the cars over at the least summed cost."""
-    import itertools
-
     scores = np.full((len(BOARD.tracks), len(SPACE_CLASSES)), -100.0)
     scores[:, 0] = 0.0
     choice = np.zeros(len(BOARD.tracks), int)
