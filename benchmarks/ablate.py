@@ -102,6 +102,8 @@ def variants() -> dict[str, tuple[str, ReaderSettings, bool]]:
                                      doubt_flash=replace(s.doubt_flash, hard_photo=NEVER)), True),
         "no unseen-player prior": ("the prior against a player seen only on their own print",
                                    r(decide=replace(s.decide, unseen_player_prior=False)), True),
+        "no few-cars prior": ("a player with too few cars for a finished game weighed against the game's odds",
+                              r(decide=replace(s.decide, few_cars_prior=())), True),
         "no own-print check": ("a player read on most tracks of their own print colour doubted",
                                r(doubt=replace(s.doubt, own_print_most=NEVER),
                                  doubt_flash=replace(s.doubt_flash, own_print_most=NEVER)), True),

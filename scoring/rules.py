@@ -15,6 +15,9 @@ ROUTE_POINTS = {1: 1, 2: 2, 3: 4, 4: 7, 5: 10, 6: 15}
 
 # Trains each player has; a player's tracks can hold no more.
 TRAINS_PER_PLAYER = 45
+# The last round begins when a player ends a turn with this many trains or fewer: a finished game
+# shows a player with at least TRAINS_PER_PLAYER - LAST_ROUND_TRAINS cars on the board.
+LAST_ROUND_TRAINS = 2
 # Cars of one colour in the USA box: the 45 trains and 3 spares. Real boards show the spares (the
 # photo reader's bound on what a photo can show, `vision.decide`); the rules count 45.
 SPARE_CARS = 3

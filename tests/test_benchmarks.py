@@ -483,3 +483,26 @@ def test_a_fitting_script_refuses_a_folder_that_is_not_there_in_one_line(script,
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert r.stderr.strip().splitlines()[-1].endswith(f"{tmp_path / 'gone'}: no such folder")
     assert not (tmp_path / "cache").exists()
+
+
+def test_fit_few_cars_counts_the_game_models_players_and_ends_its_table_where_they_are_common(tmp_path):
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from fit_few_cars import LAST_SHARE, few_cars_prior
+
+    cars = np.array([5] + [20] * 9 + [40] * 90)  # 1 % with 5 cars, 10 % with 20 or fewer
+    prior = few_cars_prior(cars)
+    assert len(prior) == 21 and prior[:5] == [round(float(np.log(100)), 2)] * 5  # none seen: as the rarest
+    assert prior[5] == prior[19] == round(float(np.log(100)), 2) and prior[20] == round(float(np.log(10)), 2)
+    assert float((cars <= len(prior) - 1).mean()) >= LAST_SHARE > float((cars <= len(prior) - 2).mean())
+    r = _run([str(ROOT / "benchmarks" / "fit_few_cars.py"), "--positions", "20"], cwd=tmp_path)
+    fit = re.search(r"^FIT few_cars_prior=\[([^\]]*)\] \(players=(\d+), games=20\)$", r.stdout, re.M)
+    values = [float(v) for v in fit.group(1).split(",")]
+    assert all(a >= b for a, b in zip(values, values[1:])) and values[-1] < 3.0 <= values[-2]
+    assert r.returncode == 0 and not list(tmp_path.iterdir())
+
+
+def test_the_packaged_few_cars_prior_falls_as_the_cars_grow():
+    from vision.settings import DecideSettings
+
+    prior = DecideSettings().few_cars_prior
+    assert all(a >= b > 0 for a, b in zip(prior, prior[1:])) and 2.0 < prior[-1] < 3.0

@@ -227,6 +227,9 @@ class DecideSettings:
     max_trains: int = CARS_IN_BOX  # the box's cars: real boards show the 3 spares
     unseen_player_prior: bool = True  # see vision.decide.priors
     spill: float = 2.0  # tempered log-likelihood cost of an empty lane showing its neighbour's cars
+    # The log prior odds against a player of a finished game having placed only n cars, n = 0, 1, ...
+    # (0 past the end): the game model's shares (benchmarks/fit_few_cars.py). Empty: off.
+    few_cars_prior: tuple[float, ...] = fitted("decide.few_cars_prior")
 
 
 @dataclass(frozen=True)

@@ -104,14 +104,16 @@ def test_no_player_over_the_car_bound():
 
 def test_weak_evidence_is_marked_doubtful():
     single = next(t.id for t in BOARD.tracks if BOARD.double_of(t) is None and t.color == "orange")
-    ll = evidence({single: "yellow"}, strength=0.0)
+    ll = evidence({})  # the other tracks plainly empty; this one yellow by a hair
+    ll[single][:] = 0.0
     ll[single][:, player_index("yellow")] = 0.3
     r = read_tracks(ll, doubt=DoubtSettings(below=0.9))[single]
     assert r.owner == "yellow" and r.doubtful and r.confidence < 0.9
     # A lane of a double (Atlanta-New Orleans, orange): the likeliest other reading is the same cars
     # on the other lane (which lane), a contest that stays close wherever the neighbour's cars show,
     # calibrated apart; the shipped standard marks it.
-    ll = evidence({3: "yellow"}, strength=0.0)
+    ll = evidence({})
+    ll[3][:] = ll[BOARD.double_ids[3]][:] = 0.0
     ll[3][:, player_index("yellow")] = 0.3
     r = read_tracks(ll)[3]
     assert BOARD.double_of(BOARD.tracks[3]) is not None
@@ -325,3 +327,79 @@ def test_a_doubles_pairs_are_scored_and_allowed_as_the_rules_say(values, rest):
                 best, best_pair = scores[a, b], (a, b)
     masked = np.where(allowed, scores, -np.inf)
     assert np.unravel_index(int(masked.argmax()), masked.shape) == best_pair
+
+
+def finished_game(seed: int, n_players: int = 3) -> dict[int, str]:
+    """The owners of a finished game of the game model: {track id: colour}."""
+    from vision.synth.positions import random_position
+
+    game = random_position(np.random.default_rng(seed), BOARD, n_players)
+    return {tid: colour for colour, tids in game.items() for tid in tids}
+
+
+def _lean_two(ll, track, colour: str, other: str, margin: float) -> None:
+    """Track `track` holds `other`'s cars clearly, and looks like `colour` by a tempered `margin` more."""
+    ll[track.id][:] = 0.0
+    ll[track.id][:, player_index(other)] = 8.0
+    ll[track.id][:, player_index(colour)] = 8.0 + 2.0 * margin / track.length
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_player_with_too_few_cars_for_a_finished_game_is_taken_out(seed):
+    """A light that turns one player's cars another colour on two tracks invents a player with a few
+    cars. On a finished game that player is weighed as a whole against the game's odds: their claims
+    go back to the player whose cars they also look like, marked doubtful with why; with evidence
+    past the odds the player stays (the prior is a prior, not a rule)."""
+    owners = finished_game(seed)
+    absent = next(c for c in PLAYER_COLORS if c not in owners.values())
+    ours = [BOARD.tracks[t] for t, c in owners.items() if BOARD.double_of(BOARD.tracks[t]) is None][:2]
+    cars = sum(t.length for t in ours)
+    odds = DecideSettings().few_cars_prior[cars]
+    for margin, taken_out in ((odds / 4, True), (odds, False)):
+        ll = evidence(owners)
+        for t in ours:
+            _lean_two(ll, t, absent, owners[t.id], margin)
+        without = read_tracks(ll, decide=DecideSettings(few_cars_prior=()))
+        assert all(without[t.id].owner == absent for t in ours)
+        r = read_tracks(ll)
+        if not taken_out:
+            assert all(r[t.id].owner == absent for t in ours)
+            continue
+        assert {t.track_id: t.owner for t in r if t.owner} == owners
+        for t in ours:
+            assert r[t.id].doubtful
+            assert r[t.id].reason == (f"the photo looks more like {absent} cars, but only {cars} {absent} cars "
+                                      f"show, too few for a finished game: is {absent} playing?")
+
+
+def test_an_unfinished_board_keeps_its_players_however_few_their_cars():
+    """The prior is the odds of a finished game: a board where no player has the cars that begin the
+    last round keeps a player of one weak claim."""
+    gray = next(t for t in BOARD.tracks if t.color == "gray" and BOARD.double_of(t) is None)
+    ll = evidence({t.id: "red" for t in SINGLES[:6] if t.id != gray.id})
+    _lean(ll, gray, "blue", 0.5)
+    assert read_tracks(ll)[gray.id].owner == "blue"
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 10 ** 6), st.integers(2, 5),
+       st.lists(st.tuples(st.integers(0, 99), st.sampled_from(PLAYER_COLORS), st.floats(0.2, 12.0)),
+                min_size=1, max_size=6, unique_by=lambda x: x[0]))
+def test_the_few_cars_prior_only_takes_out_players_of_a_finished_game(seed, n_players, leans):
+    """Against the same evidence read without it, the prior never adds a player, takes out only
+    players with fewer cars than its table runs to, and only on a board that shows a finished game."""
+    from vision.decide import decide
+    from vision.decide.priors import game_is_over
+
+    ll = evidence(finished_game(seed, n_players), noise=0.3, seed=seed)
+    for tid, colour, margin in leans:
+        _lean(ll, BOARD.tracks[tid], colour, margin)
+    off = decide(ll, BOARD, DecideSettings(few_cars_prior=()))
+    on = decide(ll, BOARD)
+    used = trains_used(off.choice, BOARD)
+    assert set(on.not_playing) <= set(used) and set(np.unique(on.choice)) <= set(np.unique(off.choice))
+    # (the cars when taken out: one taken out before may have given them claims)
+    assert all(cars < len(DecideSettings().few_cars_prior) for cars in on.not_playing.values())
+    if not game_is_over(off.choice, BOARD) and not game_is_over(on.choice, BOARD):
+        assert not on.not_playing and np.array_equal(on.choice, off.choice)
+    assert bool(on.not_playing) == (not np.array_equal(on.choice, off.choice))

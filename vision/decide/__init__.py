@@ -13,13 +13,13 @@ before they become probabilities.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from scoring.board import Board
 from vision.decide.doubt import doubt_tracks
-from vision.decide.priors import unseen_player_penalty
+from vision.decide.priors import unlikely_players, unseen_player_penalty
 from vision.decide.rules import settle_by_rules
 from vision.reading import TrackReading
 from vision.settings import DecideSettings, DoubtSettings
@@ -33,6 +33,7 @@ class Decision:
 
     scores: np.ndarray  # (100, 6)
     choice: np.ndarray  # (100,) SPACE_CLASSES index per track
+    not_playing: dict[int, int] = field(default_factory=dict)  # player column: cars read, judged not in the game
 
 
 def track_scores(space_loglik: np.ndarray, cfg: DecideSettings = DecideSettings()) -> np.ndarray:
@@ -42,7 +43,8 @@ def track_scores(space_loglik: np.ndarray, cfg: DecideSettings = DecideSettings(
 
 def decide(space_loglik: list[np.ndarray], board: Board, cfg: DecideSettings = DecideSettings()) -> Decision:
     """Every track's tempered scores (with the unseen-player prior when on) and the hypothesis it
-    is given, the rules kept."""
+    is given, the rules kept, and a player with too few cars for a finished game taken out
+    (`priors.unlikely_players`)."""
     if len(space_loglik) != len(board.tracks):
         raise ValueError(f"{len(space_loglik)} tracks of evidence, the board has {len(board.tracks)}")
     scores = np.stack([track_scores(ll, cfg) for ll in space_loglik])  # (100, 6)
@@ -56,7 +58,8 @@ def decide(space_loglik: list[np.ndarray], board: Board, cfg: DecideSettings = D
             if done:
                 break
         scores = adjusted
-    return Decision(scores, choice)
+    choice, not_playing = unlikely_players(scores, choice, board, cfg)
+    return Decision(scores, choice, not_playing)
 
 
 def decide_tracks(space_loglik: list[np.ndarray], board: Board, space_probs: list[np.ndarray] | None = None,
@@ -64,5 +67,6 @@ def decide_tracks(space_loglik: list[np.ndarray], board: Board, space_probs: lis
                   doubt: DoubtSettings = DoubtSettings()) -> tuple[Decision, list[TrackReading]]:
     """decide, then doubt (`vision.decide.doubt.doubt_tracks`): the decision and every track's reading."""
     decision = decide(space_loglik, board, cfg)
-    tracks = doubt_tracks(space_loglik, decision.scores, decision.choice, board, space_probs, space_glare, cfg, doubt)
+    tracks = doubt_tracks(space_loglik, decision.scores, decision.choice, board, space_probs, space_glare, cfg, doubt,
+                          decision.not_playing)
     return decision, tracks

@@ -35,11 +35,13 @@ DOUBT_KINDS = ("own print", "two colours", "car or not", "which lane")
 
 def doubt_tracks(space_loglik: list[np.ndarray], scores: np.ndarray, choice: np.ndarray, board: Board,
                  space_probs: list[np.ndarray] | None = None, space_glare: list[np.ndarray] | None = None,
-                 decide: DecideSettings = DecideSettings(), cfg: DoubtSettings = DoubtSettings()) -> list[TrackReading]:
+                 decide: DecideSettings = DecideSettings(), cfg: DoubtSettings = DoubtSettings(),
+                 not_playing: dict[int, int] | None = None) -> list[TrackReading]:
     """Every track's reading: the owner `choice` gives it, its confidence (the calibrated chance the
     owner is right, less where the track is under glare: `track_confidence`), and for a doubtful
     track why. `scores`: the decision's tempered track scores; `space_probs` (optional) are kept in
-    the readings; `space_glare` (optional, per track (length,) bool) says which spaces are under glare."""
+    the readings; `space_glare` (optional, per track (length,) bool) says which spaces are under glare;
+    `not_playing` (optional): the players the decision judged not in the game, with the cars read."""
     margin, runner, kinds = track_contests(scores, choice, board, decide.spill, cfg)
     other = board.double_ids
     out = []
@@ -60,7 +62,7 @@ def doubt_tracks(space_loglik: list[np.ndarray], scores: np.ndarray, choice: np.
             beside = int(choice[o]) if o >= 0 else None
             space_best = np.asarray(space_loglik[t.id]).argmax(axis=1)
             reason = doubt_reason(t.color, c, r, kind, margin[t.id], int(np.sum(space_best == r)),
-                                  len(space_best), beside)
+                                  len(space_best), beside, (not_playing or {}).get(r))
         probs = space_probs[t.id] if space_probs is not None else np.exp(space_loglik[t.id])
         out.append(TrackReading(track_id=t.id, a=t.a, b=t.b, color=t.color, length=t.length,
                                 owner=None if c == 0 else SPACE_CLASSES[c], confidence=conf,
@@ -236,12 +238,17 @@ def calibrated_chance(m: float, bias: float, slope: float) -> float:
 
 
 def doubt_reason(printed: str, owner: int, runner_up: int, kind: int, margin: float, n_runner: int,
-                 n_spaces: int, beside: int | None = None) -> str:
+                 n_spaces: int, beside: int | None = None, runner_cars: int | None = None) -> str:
     """Why a track is doubtful, one short line in a player's words. `owner`, `runner_up`: the
     hypotheses read and next likeliest (SPACE_CLASSES indices); `n_runner` of its `n_spaces` spaces
     look most like the runner-up by themselves; `beside`: the owner read on the other lane of its
-    double (0: nobody; None: a single route)."""
+    double (0: nobody; None: a single route); `runner_cars`: where the runner-up is a player judged
+    not in the game (`priors.unlikely_players`), the cars the photo showed them."""
     read, alt = _said(owner), _said(runner_up)
+    if margin < 0 and runner_cars is not None:
+        name = SPACE_CLASSES[runner_up]
+        return (f"the photo looks more like {alt}, but only {runner_cars} {name} cars show, too few for a "
+                f"finished game: is {name} playing?")
     if margin < 0:
         return f"the photo looks more like {alt}; the rules ({CARS_IN_BOX} cars a colour, doubles) gave it {read}"
     if kind == OWN_PRINT:

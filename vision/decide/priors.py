@@ -1,11 +1,13 @@
-"""A prior from how games go, on top of the photo's evidence and the rules."""
+"""Priors from how games go, on top of the photo's evidence and the rules."""
 from __future__ import annotations
 
 import numpy as np
 
 from scoring.board import Board
-from scoring.rules import PLAYER_COLORS
+from scoring.rules import LAST_ROUND_TRAINS, PLAYER_COLORS, TRAINS_PER_PLAYER
+from vision.decide.rules import reading_score, settle_by_rules, trains_used
 from vision.reading import SPACE_CLASSES
+from vision.settings import DecideSettings
 
 
 def unseen_player_penalty(choice: np.ndarray, board: Board) -> np.ndarray:
@@ -30,3 +32,55 @@ def unseen_player_penalty(choice: np.ndarray, board: Board) -> np.ndarray:
             continue  # no track of that colour, or the player is seen elsewhere
         penalty[own, c] = np.log(total / own.sum())
     return penalty
+
+
+def few_cars_cost(cars: int, prior: tuple[float, ...]) -> float:
+    """The log prior odds against a player of a finished game having only `cars` cars on the board
+    (`DecideSettings.few_cars_prior`, per count; 0 past its end)."""
+    return float(prior[cars]) if 0 <= cars < len(prior) else 0.0
+
+
+def game_is_over(choice: np.ndarray, board: Board) -> bool:
+    """Does `choice` show a finished game: a player with the cars that began the last round?"""
+    return max(trains_used(choice, board).values(), default=0) >= TRAINS_PER_PLAYER - LAST_ROUND_TRAINS
+
+
+def unlikely_players(scores: np.ndarray, choice: np.ndarray, board: Board,
+                     cfg: DecideSettings = DecideSettings()) -> tuple[np.ndarray, dict[int, int]]:
+    """(the choice, {player column: cars read}) with each player judged not in the game taken out.
+
+    Why: a finished game leaves every player many cars on the board (of the game model's players,
+    1 in 1,000 has 11 or fewer: `few_cars_cost`), but a light that turns black cars blue on a few
+    tracks invents a player with a handful, who then also lets both lanes of a double be claimed in
+    a game of 2 or 3. On a board that shows a finished game (`game_is_over`, read with the player
+    or without: their cars may be the trigger's), a player seen with few cars is weighed as a whole
+    against the game's odds: their claims all go to their next likeliest owners among the other
+    players (or nobody) under the rules, and if that costs the reading less than the prior against
+    so few cars, the player is not in the game. One at a time, the cheapest first; the rules hold
+    throughout (`settle_by_rules`)."""
+    choice = np.array(choice, dtype=int)
+    dropped: dict[int, int] = {}
+    if not cfg.few_cars_prior:
+        return choice, dropped
+    while True:
+        here = reading_score(scores, choice, board, cfg.spill)
+        best = None
+        playing = trains_used(choice, board)
+        for c, cars in playing.items():
+            odds = few_cars_cost(cars, cfg.few_cars_prior)
+            if odds <= 0:
+                continue
+            # Their claims go to the other players or to nobody: the light made them, not a player.
+            without = np.full_like(scores, -np.inf)
+            keep = [0] + [p for p in playing if p != c]
+            without[:, keep] = scores[:, keep]
+            alt = settle_by_rules(without, without.argmax(axis=1), board, cfg)
+            if not (game_is_over(choice, board) or game_is_over(alt, board)):
+                continue  # the odds are those of a finished game
+            loss = here - reading_score(scores, alt, board, cfg.spill)
+            if loss < odds and (best is None or loss - odds < best[0]):
+                best = (loss - odds, c, cars, alt)
+        if best is None:
+            return choice, dropped
+        _, c, cars, choice = best
+        dropped[c] = cars

@@ -79,6 +79,19 @@ def pair_scores(lane_i: np.ndarray, lane_j: np.ndarray, spill: float) -> np.ndar
     return lanes(lane_i) + lanes(lane_j).T
 
 
+def reading_score(scores: np.ndarray, choice: np.ndarray, board: Board, spill: float) -> float:
+    """The tempered score of a whole reading: each single track's score of its hypothesis, each
+    double's two lanes scored as a pair (`pair_scores`): what `settle_by_rules` seeks to keep high."""
+    total = 0.0
+    for t in board.tracks:
+        o = board.double_ids[t.id]
+        if o < 0:
+            total += float(scores[t.id, choice[t.id]])
+        elif o > t.id:
+            total += float(pair_scores(scores[t.id], scores[o], spill)[choice[t.id], choice[o]])
+    return total
+
+
 def allowed(track_id: int, h: int, choice: np.ndarray, board: Board, used: dict | None = None,
             max_trains: int = DecideSettings().max_trains) -> bool:
     """Would giving track `track_id` to hypothesis `h` (0 = nobody) keep every rule, others fixed?"""

@@ -16,7 +16,7 @@ import heapq
 import numpy as np
 
 from scoring.board import Board, Track
-from scoring.rules import DOUBLES_CLOSED_UP_TO, PLAYER_COLORS, TRAINS_PER_PLAYER
+from scoring.rules import DOUBLES_CLOSED_UP_TO, LAST_ROUND_TRAINS, PLAYER_COLORS, TRAINS_PER_PLAYER
 
 _DOUBLES: dict[int, tuple[Board, dict[int, int]]] = {}
 
@@ -158,7 +158,7 @@ def random_position(rng: np.random.Generator, board: Board, n_players: int | Non
         if last_round is not None and turn >= last_round:
             break
         take_turn(p)
-        if last_round is None and p.trains <= 2:
+        if last_round is None and p.trains <= LAST_ROUND_TRAINS:
             last_round = turn + n_players + 1  # everyone, the trigger included, plays once more
         turn += 1
     return {p.color: sorted(p.tracks) for p in players}
