@@ -400,6 +400,6 @@ def test_the_few_cars_prior_only_takes_out_players_of_a_finished_game(seed, n_pl
     assert set(on.not_playing) <= set(used) and set(np.unique(on.choice)) <= set(np.unique(off.choice))
     # (the cars when taken out: one taken out before may have given them claims)
     assert all(cars < len(DecideSettings().few_cars_prior) for cars in on.not_playing.values())
-    if not game_is_over(off.choice, BOARD) and not game_is_over(on.choice, BOARD):
+    if not game_is_over(used) and not game_is_over(trains_used(on.choice, BOARD)):
         assert not on.not_playing and np.array_equal(on.choice, off.choice)
     assert bool(on.not_playing) == (not np.array_equal(on.choice, off.choice))

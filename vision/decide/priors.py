@@ -40,9 +40,10 @@ def few_cars_cost(cars: int, prior: tuple[float, ...]) -> float:
     return float(prior[cars]) if 0 <= cars < len(prior) else 0.0
 
 
-def game_is_over(choice: np.ndarray, board: Board) -> bool:
-    """Does `choice` show a finished game: a player with the cars that began the last round?"""
-    return max(trains_used(choice, board).values(), default=0) >= TRAINS_PER_PLAYER - LAST_ROUND_TRAINS
+def game_is_over(cars: dict[int, int]) -> bool:
+    """Do the cars each player has on the board (`rules.trains_used`) show a finished game: a player
+    with the cars that began the last round?"""
+    return max(cars.values(), default=0) >= TRAINS_PER_PLAYER - LAST_ROUND_TRAINS
 
 
 def unlikely_players(scores: np.ndarray, choice: np.ndarray, board: Board,
@@ -63,19 +64,21 @@ def unlikely_players(scores: np.ndarray, choice: np.ndarray, board: Board,
     if not cfg.few_cars_prior:
         return choice, dropped
     while True:
+        playing = trains_used(choice, board)
+        few = [(c, cars, few_cars_cost(cars, cfg.few_cars_prior)) for c, cars in playing.items()]
+        few = [f for f in few if f[2] > 0]
+        if not few:
+            return choice, dropped  # every player has many cars: most photos stop here
+        over = game_is_over(playing)
         here = reading_score(scores, choice, board, cfg.spill)
         best = None
-        playing = trains_used(choice, board)
-        for c, cars in playing.items():
-            odds = few_cars_cost(cars, cfg.few_cars_prior)
-            if odds <= 0:
-                continue
+        for c, cars, odds in few:
             # Their claims go to the other players or to nobody: the light made them, not a player.
             without = np.full_like(scores, -np.inf)
             keep = [0] + [p for p in playing if p != c]
             without[:, keep] = scores[:, keep]
             alt = settle_by_rules(without, without.argmax(axis=1), board, cfg)
-            if not (game_is_over(choice, board) or game_is_over(alt, board)):
+            if not (over or game_is_over(trains_used(alt, board))):
                 continue  # the odds are those of a finished game
             loss = here - reading_score(scores, alt, board, cfg.spill)
             if loss < odds and (best is None or loss - odds < best[0]):
